@@ -1,0 +1,115 @@
+//! The plan: what `cargo xtask plan --json` prints and what the runner executes.
+//! Plain data, serialised as JSON; the shape is documented in the README.
+
+use serde::{Deserialize, Serialize};
+
+pub use colloc_spec::Mode;
+pub use colloc_trace::jobfile::{DataSource, JobData, Training};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    pub plan_version: u32,
+    /// Campaign name, or `null` when every experiment was planned.
+    pub campaign: Option<String>,
+    /// The GPU the plan targets (`a100-40gb`, `h200-141gb`, ...).
+    pub gpu: GpuTarget,
+    pub protocol: ProtocolPlan,
+    pub workloads: Vec<PlannedWorkload>,
+    pub totals: Totals,
+    /// sha256 over the spec files the plan was made from.
+    pub spec_hash: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuTarget {
+    pub key: String,
+    pub name: String,
+    pub sms: u32,
+    pub memory_gib: f64,
+    pub compute_slices: u32,
+    pub memory_slices: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlannedWorkload {
+    /// Unique within the plan, e.g. `e33-resnet26-x7-mps` or `e37-L+M+2S-mig@generated`.
+    pub id: String,
+    pub experiment: u32,
+    /// Human label: `7 × resnet26`, `L+M+2S`.
+    pub label: String,
+    pub mode: Mode,
+    /// `false` when the workload cannot be laid out on the target GPU (MIG slices).
+    pub feasible: bool,
+    /// Why it is infeasible, else `null`.
+    pub reason: Option<String>,
+    pub repetitions: u32,
+    /// `synthetic`, `generated` or `imagefolder`: where every job's data comes from.
+    pub data: String,
+    /// Headline workloads get more repetitions in quick campaigns.
+    pub headline: bool,
+    /// The authors' radT workload this corresponds to, when it does.
+    pub radt: Option<RadtRef>,
+    /// Estimated seconds of GPU time per repetition under the protocol.
+    pub estimated_seconds: f64,
+    pub jobs: Vec<PlannedJob>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RadtRef {
+    pub experiment: u32,
+    pub workload: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlannedJob {
+    pub model: String,
+    /// `small`, `medium`, `large` or `extra`.
+    pub model_class: String,
+    pub dataset: String,
+    pub batch_size: u32,
+    /// The host GPU's MIG profile name (`1g.5gb`, `1g.18gb`...): MIG mode only.
+    pub mig_profile: Option<String>,
+    /// The compute-slice class the job was declared with (`1g`..`7g`), in `mig` and
+    /// `mps-limited` modes.
+    pub mig_class: Option<String>,
+    /// `mps-limited` only: the caps standing in for the MIG profile.
+    pub mps_limits: Option<MpsLimits>,
+    pub data: JobData,
+    pub training: Training,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MpsLimits {
+    /// CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: the profile's SMs over the GPU's SMs, in percent.
+    pub active_thread_percentage: u32,
+    /// CUDA_MPS_PINNED_DEVICE_MEM_LIMIT in MiB: the profile's memory.
+    pub pinned_mem_limit_mib: u64,
+    /// The host GPU's MIG profile this stands in for.
+    pub stands_in_for: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProtocolPlan {
+    pub name: String,
+    #[serde(flatten)]
+    pub kind: ProtocolKind,
+    /// Seconds after which a run's jobs are killed.
+    pub timeout_seconds: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ProtocolKind {
+    Paper { epochs: u32, sample_every: u32 },
+    Quick { warmup_steps: u32, window_seconds: f64, sample_every: u32 },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Totals {
+    pub workloads: usize,
+    pub jobs: usize,
+    pub infeasible: usize,
+    /// Workloads × repetitions.
+    pub runs: usize,
+    pub estimated_gpu_seconds: f64,
+}

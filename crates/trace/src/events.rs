@@ -1,0 +1,139 @@
+//! The events a training job writes, one JSON object per line (`job-N.events.jsonl`).
+//!
+//! Every line has `event` (its kind), `mono` (seconds on CLOCK_MONOTONIC), `wall` (Unix
+//! seconds) and `job` (the job's index in its workload). The authoritative description is
+//! `workloads/PROTOCOL.md`; `workloads/protocol.schema.json` is its JSON Schema, and both
+//! the training program and the runner's simulated job are tested against it.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    pub mono: f64,
+    pub wall: f64,
+    pub job: u32,
+    #[serde(flatten)]
+    pub body: EventBody,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum EventBody {
+    /// First line: who is speaking.
+    Hello {
+        pid: u32,
+        protocol_version: u32,
+        /// `true` for the runner's simulated job.
+        simulated: bool,
+    },
+    /// Framework versions as the job sees them.
+    Versions {
+        python: String,
+        torch: Option<String>,
+        timm: Option<String>,
+        cuda: Option<String>,
+        cudnn: Option<String>,
+        device: Option<String>,
+    },
+    /// Model built, data ready, warm-up done: the job now waits for the release line on stdin.
+    Ready {
+        setup_seconds: f64,
+        warmup_seconds: f64,
+        warmup_steps: u64,
+    },
+    /// The job read the release line and starts measured training.
+    Release,
+    /// The steady-state measurement window opens (first step after release).
+    WindowStart { step: u64 },
+    /// Every `sample_every` iterations: what happened since the previous sample.
+    Sample {
+        /// Iterations done since release, at the end of this interval.
+        step: u64,
+        /// Images trained in this interval.
+        images: u64,
+        /// Length of this interval in seconds.
+        seconds: f64,
+        /// Seconds of this interval spent waiting for the next batch.
+        data_wait_seconds: f64,
+        /// Iterations in this interval whose data wait exceeded 0.1 s.
+        slow_data_steps: u64,
+        /// Training loss of the interval's last iteration.
+        loss: f64,
+    },
+    /// End of an epoch (the `paper` protocol, or a `quick` window that spans one).
+    EpochEnd {
+        epoch: u32,
+        images: u64,
+        train_seconds: f64,
+        val_seconds: Option<f64>,
+        val_top1: Option<f64>,
+        val_loss: Option<f64>,
+    },
+    /// The measurement window closes.
+    WindowEnd { step: u64, images: u64, seconds: f64 },
+    /// Device memory as PyTorch's caching allocator reports it.
+    Memory {
+        allocated_bytes: u64,
+        reserved_bytes: u64,
+        peak_allocated_bytes: u64,
+        peak_reserved_bytes: u64,
+    },
+    /// Something went wrong; `kind` is `oom` for CUDA out of memory.
+    Error { kind: ErrorKind, message: String },
+    /// Last line.
+    End { reason: EndReason, exit_code: i32 },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    Oom,
+    Exception,
+    Data,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndReason {
+    /// `quick`: the measurement window is over.
+    WindowDone,
+    /// `paper`: every epoch is done.
+    Completed,
+    /// stdin closed or said `abort` before release.
+    Aborted,
+    Oom,
+    Error,
+}
+
+impl EventBody {
+    /// The value of the `event` field.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            EventBody::Hello { .. } => "hello",
+            EventBody::Versions { .. } => "versions",
+            EventBody::Ready { .. } => "ready",
+            EventBody::Release => "release",
+            EventBody::WindowStart { .. } => "window_start",
+            EventBody::Sample { .. } => "sample",
+            EventBody::EpochEnd { .. } => "epoch_end",
+            EventBody::WindowEnd { .. } => "window_end",
+            EventBody::Memory { .. } => "memory",
+            EventBody::Error { .. } => "error",
+            EventBody::End { .. } => "end",
+        }
+    }
+}
+
+/// Parses a job's event log; a line that is not an event is an error naming its line.
+pub fn parse_log(text: &str) -> Result<Vec<Event>, String> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| serde_json::from_str(l).map_err(|e| format!("line {}: {e}", i + 1)))
+        .collect()
+}
+
+/// The protocol's release line, written by the runner to each job's stdin.
+pub const RELEASE_LINE: &str = "release\n";
+/// What the runner writes instead when a workload is abandoned before release.
+pub const ABORT_LINE: &str = "abort\n";

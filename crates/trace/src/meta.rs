@@ -1,0 +1,163 @@
+//! `meta.json`: one run's status, the mode actually applied, and its provenance.
+//!
+//! Fields that could not be read are `null`, never invented. The workload as planned is
+//! embedded verbatim (`workload`), so a run directory is self-describing.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunMeta {
+    pub format_version: u32,
+    pub run_id: String,
+    pub campaign: String,
+    pub workload_id: String,
+    pub experiment: u32,
+    pub repetition: u32,
+    pub attempt: u32,
+    pub status: RunStatus,
+    /// Why the run is not `ok` (failed, skipped, infeasible); `null` when ok.
+    pub reason: Option<String>,
+    /// The collocation mode actually applied (`exclusive`, `naive`, `mps`, `mps-limited`,
+    /// `mig`), or the planned one when nothing ran.
+    pub mode: String,
+    /// `true` for traces of the simulated backend: never to be mistaken for measurements.
+    pub simulated: bool,
+    /// The planned workload (a `colloc_plan::PlannedWorkload`), verbatim.
+    pub workload: serde_json::Value,
+    /// The protocol (a `colloc_plan::ProtocolPlan`), verbatim.
+    pub protocol: serde_json::Value,
+    pub gpu: Option<GpuInfo>,
+    pub mps: Option<MpsInfo>,
+    pub mig: Option<MigInfo>,
+    pub host: HostInfo,
+    pub software: SoftwareInfo,
+    pub telemetry: TelemetryInfo,
+    pub jobs: Vec<JobRecord>,
+    /// RFC 3339 UTC.
+    pub started_at: String,
+    pub ended_at: String,
+    /// Monotonic seconds of the barrier release (`null` if never released).
+    pub release_mono: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Ok,
+    Failed,
+    Skipped,
+    Infeasible,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Ok => "ok",
+            RunStatus::Failed => "failed",
+            RunStatus::Skipped => "skipped",
+            RunStatus::Infeasible => "infeasible",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuInfo {
+    pub index: u32,
+    pub name: String,
+    pub uuid: String,
+    pub driver_version: Option<String>,
+    /// CUDA driver API version, e.g. "13.0".
+    pub cuda_version: Option<String>,
+    pub nvml_version: Option<String>,
+    pub architecture: Option<String>,
+    pub memory_total_bytes: Option<u64>,
+    pub sm_count: Option<u32>,
+    pub mig_mode_current: Option<bool>,
+    pub mig_mode_pending: Option<bool>,
+    pub compute_mode: Option<String>,
+    pub persistence_mode: Option<bool>,
+    pub power_limit_watts: Option<f64>,
+    pub clocks_max_mhz: BTreeMap<String, u32>,
+    pub clocks_applied_mhz: BTreeMap<String, u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MpsInfo {
+    /// The daemon was started by this run and was serving.
+    pub daemon_started: bool,
+    pub pipe_directory: String,
+    pub log_directory: String,
+    /// Per job: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, if set.
+    pub active_thread_percentage: Vec<Option<u32>>,
+    /// Per job: CUDA_MPS_PINNED_DEVICE_MEM_LIMIT in MiB, if set.
+    pub pinned_mem_limit_mib: Vec<Option<u64>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MigInfo {
+    pub instances: Vec<MigInstance>,
+    /// All instances created by the run were destroyed and checked gone.
+    pub torn_down: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MigInstance {
+    pub job: u32,
+    pub profile: String,
+    pub gpu_instance_id: u32,
+    pub compute_instance_id: u32,
+    pub device_uuid: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostInfo {
+    pub hostname: Option<String>,
+    pub cpu_model: Option<String>,
+    pub cpu_cores: Option<u32>,
+    pub memory_total_bytes: Option<u64>,
+    pub kernel: Option<String>,
+    pub os: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SoftwareInfo {
+    pub runner_version: String,
+    pub git_commit: Option<String>,
+    pub git_dirty: Option<bool>,
+    /// sha256 of the plan the run came from.
+    pub plan_hash: String,
+    pub spec_hash: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TelemetryInfo {
+    /// Samples per second asked for; 0 when telemetry was off.
+    pub rate_hz: f64,
+    pub samples: u64,
+    /// Source: `nvml`, `simulated` or `off`.
+    pub source: String,
+    /// Columns of telemetry.csv.gz that stayed empty because the GPU or driver did not
+    /// provide them, with why.
+    pub unavailable: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobRecord {
+    pub index: u32,
+    pub command: Vec<String>,
+    /// The environment variables that matter (CUDA_*, OMP_*, PYTHON*) as set for the job.
+    pub env: BTreeMap<String, String>,
+    pub pid: Option<u32>,
+    /// Exit code, or `null` if killed by a signal.
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    /// The device the job was given (GPU or MIG device UUID).
+    pub device: Option<String>,
+    /// The `versions` event of the job, verbatim.
+    pub versions: Option<serde_json::Value>,
+    pub started_wall: Option<f64>,
+    pub ended_wall: Option<f64>,
+    /// Why this job failed, if it did (`out of memory`, `exit code 1`, `timeout`...).
+    pub failure: Option<String>,
+}

@@ -1,0 +1,60 @@
+//! `cargo xtask`: a thin command line over the pipeline's crates.
+//! spec (YAML) → plan → run (traces + manifest) → verify → analyse → tables, figures, claims.
+
+mod plan;
+mod reproduce;
+mod run;
+mod validate;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "cargo xtask", about = "Reproduce \"An Analysis of Collocation on GPUs for Deep Learning Training\"")]
+struct Cli {
+    #[command(subcommand)]
+    task: Option<Task>,
+}
+
+#[derive(Subcommand)]
+enum Task {
+    /// Check spec files (every spec and artifact.yaml when none is given).
+    Validate(validate::Args),
+    /// Print the expanded plan of a campaign, or of every experiment.
+    Plan(plan::Args),
+    /// Turn an experiment CSV of the authors' tool radT into our YAML.
+    ImportRadt(plan::ImportArgs),
+    /// Run a campaign's workloads on a GPU (or simulated) and write checksummed traces.
+    Run(run::Args),
+    /// Verify the shipped traces, analyse them, regenerate figures/ and paper/, print the claims.
+    Reproduce(reproduce::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let Some(task) = cli.task else {
+        use clap::CommandFactory;
+        let mut cmd = Cli::command();
+        let _ = cmd.print_help();
+        return ExitCode::SUCCESS;
+    };
+    let result = match task {
+        Task::Validate(a) => validate::main(a),
+        Task::Plan(a) => plan::main(a),
+        Task::ImportRadt(a) => plan::import_main(a),
+        Task::Run(a) => run::main(a),
+        Task::Reproduce(a) => reproduce::main(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The project root: where `artifact.yaml` is (the xtask crate's parent).
+pub fn project_root() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask has a parent").to_path_buf()
+}
