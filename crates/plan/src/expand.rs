@@ -1,0 +1,363 @@
+//! Spec + campaign + GPU → plan.
+
+use std::collections::BTreeSet;
+
+use colloc_spec::artifact::{CampaignDecl, PartDecl};
+use colloc_spec::gpu::{GpuTable, MigProfile};
+use colloc_spec::model::{Precision, Schedule, Source, TrainingDecl};
+use colloc_spec::resolve::{parse_mode, shown, Dataset, Protocol, ProtocolKind as SpecProtocolKind};
+use colloc_spec::{Diagnostic, Diagnostics, Mode, Project};
+use sha2::{Digest, Sha256};
+
+use crate::estimate;
+use crate::model::*;
+
+pub const PLAN_VERSION: u32 = 1;
+/// Where generated datasets are cached, relative to the project root.
+pub const GENERATED_CACHE: &str = ".cache/datasets";
+
+/// Plans a campaign of `artifact.yaml`, on its own GPU or on `gpu` if given.
+pub fn plan_campaign(root: &std::path::Path, campaign: &str, gpu: Option<&str>) -> anyhow::Result<Plan> {
+    let project = colloc_spec::load_project(root)?;
+    Ok(plan_project_campaign(&project, campaign, gpu)?)
+}
+
+/// Plans a campaign of an already loaded project.
+pub fn plan_project_campaign(project: &Project, campaign: &str, gpu: Option<&str>) -> Result<Plan, Diagnostics> {
+    let c = project
+        .artifact
+        .campaigns
+        .iter()
+        .find(|c| c.name.value == campaign)
+        .ok_or_else(|| {
+            let known: Vec<&str> = project.artifact.campaigns.iter().map(|c| c.name.value.as_str()).collect();
+            one(Diagnostic::file(&project.artifact_file.0, format!("no campaign `{campaign}`; campaigns: {}", known.join(", "))))
+        })?;
+    let gpu = gpu_table(project, gpu.unwrap_or(&c.gpu.value))?;
+    let protocol = &project.spec.protocols[&c.protocol.value];
+    let mut workloads = Vec::new();
+    let mut seen = BTreeSet::new();
+    let mut diags = Vec::new();
+    for part in &c.parts {
+        for w in select(project, part, gpu, protocol, &mut diags) {
+            if !seen.insert(w.id.clone()) {
+                diags.push(project_diag(project, c, format!("workload `{}` is selected by two parts of campaign `{campaign}`", w.id)));
+            }
+            workloads.push(w);
+        }
+    }
+    if let Some(h) = &c.headline {
+        for w in &mut workloads {
+            let models: BTreeSet<&str> = w.jobs.iter().map(|j| j.model.as_str()).collect();
+            if w.experiment == h.experiment.value && models.iter().all(|m| h.models.iter().any(|x| x.value == *m)) {
+                w.headline = true;
+                w.repetitions = h.repetitions.max(1);
+            }
+        }
+    }
+    if !diags.is_empty() {
+        return Err(Diagnostics(diags));
+    }
+    Ok(finish(project, Some(campaign.to_string()), gpu, protocol, workloads))
+}
+
+/// Plans every experiment of the spec under `protocol` on `gpu`, data as declared.
+pub fn plan_all(project: &Project, gpu: &str, protocol: &str) -> Result<Plan, Diagnostics> {
+    let gpu = gpu_table(project, gpu)?;
+    let protocol = project.spec.protocols.get(protocol).ok_or_else(|| {
+        one(Diagnostic::file(&project.artifact_file.0, format!("no protocol `{protocol}`")))
+    })?;
+    let part = PartDecl {
+        experiments: Vec::new(),
+        models: None,
+        modes: None,
+        data: None,
+        mig_stand_in: false,
+    };
+    let mut diags = Vec::new();
+    let mut workloads = Vec::new();
+    for e in &project.spec.experiments {
+        for w in &e.workloads {
+            workloads.extend(expand_workload(project, &part, w, gpu, protocol, &mut diags));
+        }
+    }
+    if !diags.is_empty() {
+        return Err(Diagnostics(diags));
+    }
+    Ok(finish(project, None, gpu, protocol, workloads))
+}
+
+fn one(d: Diagnostic) -> Diagnostics {
+    Diagnostics(vec![d])
+}
+
+fn project_diag(project: &Project, c: &CampaignDecl, msg: String) -> Diagnostic {
+    let (f, t) = &project.artifact_file;
+    Diagnostic::spanned(f, t, &c.name, msg)
+}
+
+pub fn gpu_table<'a>(project: &'a Project, key: &str) -> Result<&'a GpuTable, Diagnostics> {
+    project.gpus.get(key).ok_or_else(|| {
+        let known: Vec<&str> = project.gpus.keys().map(String::as_str).collect();
+        one(Diagnostic::file(
+            &shown(&project.root, &project.root.join(colloc_spec::resolve::GPUS_DIR)),
+            format!("unknown GPU `{key}`; expected one of: {}", known.join(", ")),
+        ))
+    })
+}
+
+fn select(project: &Project, part: &PartDecl, gpu: &GpuTable, protocol: &Protocol, diags: &mut Vec<Diagnostic>) -> Vec<PlannedWorkload> {
+    let mut out = Vec::new();
+    for e in project.spec.experiments.iter().filter(|e| part.experiments.iter().any(|x| x.value == e.id)) {
+        for w in &e.workloads {
+            if let Some(models) = &part.models {
+                if !w.jobs.iter().all(|j| models.iter().any(|m| m.value == j.model)) {
+                    continue;
+                }
+            }
+            out.extend(expand_workload(project, part, w, gpu, protocol, diags));
+        }
+    }
+    out
+}
+
+/// One declared workload → the planned workload, plus its MPS stand-in if asked for;
+/// filtered by the part's modes.
+fn expand_workload(
+    project: &Project,
+    part: &PartDecl,
+    w: &colloc_spec::resolve::Workload,
+    gpu: &GpuTable,
+    protocol: &Protocol,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<PlannedWorkload> {
+    let modes: Option<Vec<Mode>> = part.modes.as_ref().map(|ms| ms.iter().filter_map(|m| parse_mode(&m.value)).collect());
+    let keep = |m: Mode| modes.as_ref().is_none_or(|ms| ms.contains(&m));
+    let mut out = Vec::new();
+    let Some(base) = plan_workload(project, part, w, w.mode, &w.id, gpu, protocol, diags) else { return out };
+    let stand_in = (part.mig_stand_in && w.mode == Mode::Mig && base.feasible).then(|| {
+        let id = match w.id.rsplit_once("-mig") {
+            Some((a, b)) => format!("{a}-mpslim{b}"),
+            None => format!("{}-mpslim", w.id),
+        };
+        plan_workload(project, part, w, Mode::MpsLimited, &id, gpu, protocol, diags)
+    });
+    if keep(base.mode) {
+        out.push(base);
+    }
+    if let Some(Some(s)) = stand_in {
+        if keep(s.mode) {
+            out.push(s);
+        }
+    }
+    out
+}
+
+#[allow(clippy::too_many_arguments)]
+fn plan_workload(
+    project: &Project,
+    part: &PartDecl,
+    w: &colloc_spec::resolve::Workload,
+    mode: Mode,
+    id: &str,
+    gpu: &GpuTable,
+    protocol: &Protocol,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<PlannedWorkload> {
+    let spec = &project.spec;
+    let uses_mig = matches!(mode, Mode::Mig | Mode::MpsLimited);
+    let mut profiles: Vec<&MigProfile> = Vec::new();
+    if uses_mig {
+        for j in &w.jobs {
+            let (spelled, origin) = j.mig.as_ref()?;
+            match gpu.profile(spelled) {
+                Some(p) => profiles.push(p),
+                None => {
+                    diags.push(origin.diagnostic(format!(
+                        "MIG profile `{spelled}` does not exist on the {}; it has: {}",
+                        gpu.name,
+                        gpu.profiles.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", ")
+                    )));
+                    return None;
+                }
+            }
+        }
+    }
+    let (feasible, reason) = if uses_mig {
+        match gpu.place(&profiles) {
+            Ok(_) => (true, None),
+            Err(why) => (false, Some(format!("MIG layout cannot be created: {why}"))),
+        }
+    } else {
+        (true, None)
+    };
+    let source_of = |d: &Dataset| part.data.unwrap_or(d.source);
+    let mut jobs = Vec::new();
+    for (i, j) in w.jobs.iter().enumerate() {
+        let model = &spec.models[&j.model];
+        let ds = &spec.datasets[&j.dataset];
+        let prof = profiles.get(i).copied();
+        jobs.push(PlannedJob {
+            model: j.model.clone(),
+            model_class: model.class.as_str().to_string(),
+            dataset: j.dataset.clone(),
+            batch_size: j.batch_size,
+            mig_profile: (mode == Mode::Mig).then(|| prof.map(|p| p.name.clone())).flatten(),
+            mig_class: j.mig.as_ref().filter(|_| uses_mig).map(|(s, _)| class_of(s)),
+            mps_limits: (mode == Mode::MpsLimited).then(|| prof.map(|p| mps_limits(gpu, p))).flatten(),
+            data: job_data(ds, source_of(ds), protocol),
+            training: training(&j.training, j.batch_size, model.input_size),
+        });
+    }
+    let sources: BTreeSet<&str> = jobs.iter().map(|j| source_name(j.data.source)).collect();
+    let mut id = id.to_string();
+    if let Some(src) = part.data {
+        id.push_str(match src {
+            Source::Synthetic => "@syn",
+            Source::Generated => "@gen",
+            Source::Imagefolder => "@real",
+        });
+    }
+    let mut pw = PlannedWorkload {
+        id,
+        experiment: w.experiment,
+        label: w.label.clone(),
+        mode,
+        feasible,
+        reason,
+        repetitions: protocol.repetitions,
+        data: sources.into_iter().collect::<Vec<_>>().join("+"),
+        headline: false,
+        radt: w.radt.map(|n| RadtRef { experiment: w.experiment, workload: n }),
+        estimated_seconds: 0.0,
+        jobs,
+    };
+    pw.estimated_seconds = if pw.feasible { estimate::workload_seconds(&pw, gpu, protocol) } else { 0.0 };
+    Some(pw)
+}
+
+fn class_of(spelled: &str) -> String {
+    spelled.split('.').next().unwrap_or(spelled).to_string()
+}
+
+pub fn source_name(s: DataSource) -> &'static str {
+    match s {
+        DataSource::Synthetic => "synthetic",
+        DataSource::Generated => "generated",
+        DataSource::Imagefolder => "imagefolder",
+    }
+}
+
+/// MPS caps standing in for a MIG profile: its share of the SMs and its memory.
+pub fn mps_limits(gpu: &GpuTable, p: &MigProfile) -> MpsLimits {
+    MpsLimits {
+        active_thread_percentage: ((p.sms as f64 / gpu.sms as f64) * 100.0).round().clamp(1.0, 100.0) as u32,
+        pinned_mem_limit_mib: (p.memory_gib * 1024.0).round() as u64,
+        stands_in_for: p.name.clone(),
+    }
+}
+
+fn job_data(ds: &Dataset, source: Source, protocol: &Protocol) -> JobData {
+    let fraction = if source == Source::Generated { protocol.data_fraction } else { 1.0 };
+    JobData {
+        source: match source {
+            Source::Synthetic => DataSource::Synthetic,
+            Source::Generated => DataSource::Generated,
+            Source::Imagefolder => DataSource::Imagefolder,
+        },
+        name: ds.name.clone(),
+        path: match source {
+            Source::Synthetic => None,
+            Source::Generated => Some(format!("{GENERATED_CACHE}/{}", ds.name)),
+            Source::Imagefolder => ds.path.clone(),
+        },
+        image_size: ds.image_size.or(ds.generated_size).unwrap_or(0),
+        train_count: ds.train,
+        val_count: ds.val,
+        fraction,
+        format: match ds.format {
+            colloc_spec::model::ImageFormat::Png => "png".into(),
+            colloc_spec::model::ImageFormat::Jpeg => "jpeg".into(),
+        },
+    }
+}
+
+/// Training settings with the paper's values wherever the spec says nothing.
+pub fn training(t: &TrainingDecl, batch: u32, model_input: Option<u32>) -> Training {
+    Training {
+        lr: t.lr.unwrap_or(0.1 * batch as f64 / 256.0),
+        momentum: t.momentum.unwrap_or(0.9),
+        weight_decay: t.weight_decay.unwrap_or(2e-5),
+        label_smoothing: t.label_smoothing.unwrap_or(0.1),
+        schedule: match t.schedule.unwrap_or(Schedule::Cosine) {
+            Schedule::Cosine => "cosine".into(),
+            Schedule::Constant => "constant".into(),
+        },
+        precision: match t.precision.unwrap_or(Precision::Fp32) {
+            Precision::Fp32 => "fp32".into(),
+            Precision::Amp => "amp".into(),
+        },
+        channels_last: t.channels_last.unwrap_or(false),
+        workers: t.workers.unwrap_or(4),
+        input_size: t.input_size.or(model_input),
+        num_classes: t.num_classes.unwrap_or(1000),
+        color_jitter: t.color_jitter.unwrap_or(0.4),
+        validate_every_epoch: t.validate_every_epoch.unwrap_or(true),
+        seed: t.seed.unwrap_or(42),
+    }
+}
+
+fn finish(project: &Project, campaign: Option<String>, gpu: &GpuTable, protocol: &Protocol, workloads: Vec<PlannedWorkload>) -> Plan {
+    let kind = match protocol.kind {
+        SpecProtocolKind::Epochs { epochs } => ProtocolKind::Paper { epochs, sample_every: protocol.sample_every },
+        SpecProtocolKind::Window { warmup_steps, window_seconds } => {
+            ProtocolKind::Quick { warmup_steps, window_seconds, sample_every: protocol.sample_every }
+        }
+    };
+    let longest = workloads.iter().map(|w| w.estimated_seconds).fold(0.0, f64::max);
+    let totals = Totals {
+        workloads: workloads.len(),
+        jobs: workloads.iter().map(|w| w.jobs.len()).sum(),
+        infeasible: workloads.iter().filter(|w| !w.feasible).count(),
+        runs: workloads.iter().map(|w| w.repetitions as usize).sum(),
+        estimated_gpu_seconds: workloads.iter().map(|w| w.estimated_seconds * w.repetitions as f64).sum(),
+    };
+    Plan {
+        plan_version: PLAN_VERSION,
+        campaign,
+        gpu: GpuTarget {
+            key: gpu.key.clone(),
+            name: gpu.name.clone(),
+            sms: gpu.sms,
+            memory_gib: gpu.memory_gib,
+            compute_slices: gpu.compute_slices,
+            memory_slices: gpu.memory_slices,
+        },
+        protocol: ProtocolPlan {
+            name: protocol.name.clone(),
+            kind,
+            timeout_seconds: protocol.timeout_seconds.unwrap_or((3.0 * longest + 600.0).round()),
+        },
+        workloads,
+        totals,
+        spec_hash: spec_hash(project),
+    }
+}
+
+/// sha256 over every spec file, GPU table and artifact.yaml (path and text).
+pub fn spec_hash(project: &Project) -> String {
+    let mut h = Sha256::new();
+    let mut files: Vec<(String, String)> = project.spec.files.iter().map(|(p, t)| (p.display().to_string(), t.clone())).collect();
+    files.push((project.artifact_file.0.display().to_string(), project.artifact_file.1.clone()));
+    for g in project.gpus.values() {
+        files.push((format!("gpu:{}", g.key), serde_json::to_string(g).unwrap_or_default()));
+    }
+    files.sort();
+    for (p, t) in files {
+        h.update(p.as_bytes());
+        h.update([0]);
+        h.update(t.as_bytes());
+        h.update([0]);
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}

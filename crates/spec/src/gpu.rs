@@ -1,0 +1,109 @@
+//! GPU tables (`experiments/gpus/*.yaml`): the MIG profiles of a GPU model with their
+//! placement rules, and single-job speeds used only to estimate GPU time.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GpuTable {
+    /// Short key used on the command line: `a100-40gb`, `h200-141gb`.
+    pub key: String,
+    /// Marketing name.
+    pub name: String,
+    /// Substrings of the NVML device name that identify this model (e.g. `H200`).
+    pub nvml_names: Vec<String>,
+    /// Streaming multiprocessors of the whole GPU (MIG off).
+    pub sms: u32,
+    pub memory_gib: f64,
+    /// Compute slices MIG divides the GPU into (7).
+    pub compute_slices: u32,
+    /// Memory slices MIG divides the GPU into (8): placements are counted in these.
+    pub memory_slices: u32,
+    /// Where the table comes from.
+    pub source: String,
+    pub profiles: Vec<MigProfile>,
+    /// Images/s of one job of the model alone, batch 128, FP32, synthetic data: used for
+    /// GPU-time estimates only, never as results.
+    #[serde(default)]
+    pub estimate_images_per_second: BTreeMap<String, f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MigProfile {
+    /// `1g.5gb`, `1g.18gb+me`...
+    pub name: String,
+    /// NVML GPU-instance profile id.
+    pub id: u32,
+    /// The compute-slice class this profile is the canonical one of (`1g`..`7g`); absent for
+    /// variants (`+me`, double-memory) that a class never maps to.
+    #[serde(default)]
+    pub class: Option<String>,
+    pub compute_slices: u32,
+    pub memory_slices: u32,
+    pub sms: u32,
+    pub memory_gib: f64,
+    pub max_instances: u32,
+    /// Memory-slice indices at which an instance of this profile may start; it occupies
+    /// `memory_slices` consecutive slices from there.
+    pub placements: Vec<u32>,
+}
+
+impl GpuTable {
+    /// The profile a class (`1g`) or a profile name (`1g.5gb`) denotes on this GPU.
+    pub fn profile(&self, spelled: &str) -> Option<&MigProfile> {
+        self.profiles
+            .iter()
+            .find(|p| p.name == spelled)
+            .or_else(|| self.profiles.iter().find(|p| p.class.as_deref() == Some(spelled)))
+    }
+
+    /// Tries to place instances of the given profiles side by side. Returns each one's
+    /// start slice in the given order, or why they do not fit.
+    pub fn place(&self, profiles: &[&MigProfile]) -> Result<Vec<u32>, String> {
+        let compute: u32 = profiles.iter().map(|p| p.compute_slices).sum();
+        if compute > self.compute_slices {
+            return Err(format!(
+                "needs {compute} of the {}'s {} compute slices",
+                self.name, self.compute_slices
+            ));
+        }
+        for p in profiles {
+            let n = profiles.iter().filter(|q| q.name == p.name).count() as u32;
+            if n > p.max_instances {
+                return Err(format!("{n} × {} but at most {} fit on the {}", p.name, p.max_instances, self.name));
+            }
+        }
+        // Largest first, as the driver's placement does; backtracking keeps it exact.
+        let mut order: Vec<usize> = (0..profiles.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse((profiles[i].memory_slices, profiles[i].compute_slices)));
+        let mut used = vec![false; self.memory_slices as usize];
+        let mut starts = vec![0u32; profiles.len()];
+        if self.place_from(profiles, &order, 0, &mut used, &mut starts) {
+            Ok(starts)
+        } else {
+            let names: Vec<&str> = profiles.iter().map(|p| p.name.as_str()).collect();
+            Err(format!("no placement of {} fits the {}'s {} memory slices", names.join(" + "), self.name, self.memory_slices))
+        }
+    }
+
+    fn place_from(&self, ps: &[&MigProfile], order: &[usize], k: usize, used: &mut [bool], starts: &mut [u32]) -> bool {
+        let Some(&i) = order.get(k) else { return true };
+        let p = ps[i];
+        for &s in &p.placements {
+            let range = s as usize..(s + p.memory_slices) as usize;
+            if range.end > used.len() || used[range.clone()].iter().any(|&u| u) {
+                continue;
+            }
+            used[range.clone()].iter_mut().for_each(|u| *u = true);
+            starts[i] = s;
+            if self.place_from(ps, order, k + 1, used, starts) {
+                return true;
+            }
+            used[range].iter_mut().for_each(|u| *u = false);
+        }
+        false
+    }
+}
