@@ -1,10 +1,9 @@
 //! `cargo xtask validate [FILE...]`: check spec files, GPU tables and artifact.yaml.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use colloc_spec::resolve::{check_gpu_file, load_project_with, parse_yaml, shown};
-use colloc_spec::{Diagnostic, Diagnostics};
+use colloc_spec::validate::check;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -26,50 +25,3 @@ pub fn main(a: Args) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Checks the project, with `files` checked in its context: a GPU table (a file under a
-/// `gpus/` folder) on its own; an artifact file in place of `artifact.yaml`; any other
-/// file as a spec file beside the project's own.
-pub fn check(root: &Path, files: &[PathBuf]) -> Result<String, Diagnostics> {
-    let mut specs = Vec::new();
-    let mut diags = Vec::new();
-    let mut checked = 0;
-    for f in files {
-        let f = if f.is_absolute() { f.clone() } else { std::env::current_dir().map(|d| d.join(f)).unwrap_or(f.clone()) };
-        if !f.is_file() {
-            diags.push(Diagnostic::file(&shown(root, &f), "no such file"));
-        } else if f.parent().and_then(|p| p.file_name()).is_some_and(|n| n == "gpus") {
-            if let Err(d) = check_gpu_file(root, &f) {
-                diags.push(d);
-            }
-            checked += 1;
-        } else if f.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("artifact")) {
-            let text = std::fs::read_to_string(&f).unwrap_or_default();
-            if let Err(d) = parse_yaml::<colloc_spec::artifact::Artifact>(&shown(root, &f), &text) {
-                diags.push(d);
-            }
-            checked += 1;
-        } else {
-            specs.push(f);
-        }
-    }
-    match load_project_with(root, &specs) {
-        Ok(p) => {
-            if !diags.is_empty() {
-                return Err(Diagnostics(diags));
-            }
-            let workloads: usize = p.spec.experiments.iter().map(|e| e.workloads.len()).sum();
-            Ok(format!(
-                "valid: {} spec files ({} experiments, {workloads} workloads), {} GPU tables, artifact.yaml ({} campaigns){}",
-                p.spec.files.len(),
-                p.spec.experiments.len(),
-                p.gpus.len(),
-                p.artifact.campaigns.len(),
-                if checked > 0 { format!(", {checked} more files") } else { String::new() }
-            ))
-        }
-        Err(d) => {
-            diags.extend(d.0);
-            Err(Diagnostics(diags))
-        }
-    }
-}

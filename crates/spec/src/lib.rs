@@ -45,6 +45,7 @@ pub mod gpu;
 pub mod model;
 pub mod radt;
 pub mod resolve;
+pub mod validate;
 
 pub use diag::{Diagnostic, Diagnostics};
 pub use resolve::{load_project, Project, Spec};

@@ -874,6 +874,17 @@ fn check_artifact(root: &Path, spec: &Spec, gpus: &BTreeMap<String, GpuTable>, a
             }
         }
     }
+    // Experiments no campaign selects: each profile must exist on some supported GPU.
+    let selected = |id: u32| a.campaigns.iter().any(|c| c.parts.iter().any(|p| p.experiments.iter().any(|x| x.value == id)));
+    for e in spec.experiments.iter().filter(|e| !selected(e.id)) {
+        for w in &e.workloads {
+            for (p, origin) in w.jobs.iter().filter_map(|j| j.mig.as_ref()) {
+                if !a.gpus.iter().filter_map(|g| gpus.get(&g.value)).any(|g| g.profile(p).is_some()) {
+                    diags.push(origin.diagnostic(format!("MIG profile `{p}` does not exist on any supported GPU ({})", a.gpus.iter().map(|g| g.value.as_str()).collect::<Vec<_>>().join(", "))));
+                }
+            }
+        }
+    }
     if !names.contains(&a.shipped_campaign.value) {
         diags.push(d(&a.shipped_campaign, format!("`{}` is not a campaign of this file", a.shipped_campaign.value)));
     }

@@ -1,0 +1,36 @@
+//! Every file under `tests/broken/` is invalid in the project's context; its first line
+//! says where and what: `# expect: LINE:COLUMN: message fragment`.
+
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+#[test]
+fn the_shipped_specs_are_valid() {
+    let summary = colloc_spec::validate::check(&root(), &[]).unwrap_or_else(|d| panic!("{d}"));
+    assert!(summary.contains("198 workloads"), "{summary}");
+}
+
+#[test]
+fn broken_files_fail_with_line_column_and_message() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/broken");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    assert!(files.len() >= 12);
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let expect = text.lines().next().and_then(|l| l.strip_prefix("# expect: ")).expect("first line says what to expect");
+        let (line, rest) = expect.split_once(':').unwrap();
+        let (col, fragment) = rest.split_once(": ").unwrap();
+        let err = colloc_spec::validate::check(&root(), &[f.clone()]).expect_err(&format!("{} should be invalid", f.display()));
+        let name = f.file_name().unwrap().to_str().unwrap();
+        let found = err.0.iter().find(|d| d.file.ends_with(name)).unwrap_or_else(|| panic!("{name}: no diagnostic names the file:\n{err}"));
+        assert_eq!((found.line.to_string(), found.column.to_string()), (line.to_string(), col.to_string()), "{name}:\n{err}");
+        assert!(found.message.contains(fragment), "{name}: `{}` lacks `{fragment}`", found.message);
+        let shown = found.to_string();
+        assert!(shown.starts_with(&format!("crates/spec/tests/broken/{name}:{line}:{col}: error: ")), "{shown}");
+        assert!(shown.contains(" | "), "a snippet is shown: {shown}");
+    }
+}
