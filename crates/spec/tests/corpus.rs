@@ -24,7 +24,7 @@ fn broken_files_fail_with_line_column_and_message() {
         let expect = text.lines().next().and_then(|l| l.strip_prefix("# expect: ")).expect("first line says what to expect");
         let (line, rest) = expect.split_once(':').unwrap();
         let (col, fragment) = rest.split_once(": ").unwrap();
-        let err = colloc_spec::validate::check(&root(), &[f.clone()]).expect_err(&format!("{} should be invalid", f.display()));
+        let err = colloc_spec::validate::check(&root(), std::slice::from_ref(&f)).expect_err(&format!("{} should be invalid", f.display()));
         let name = f.file_name().unwrap().to_str().unwrap();
         let found = err.0.iter().find(|d| d.file.ends_with(name)).unwrap_or_else(|| panic!("{name}: no diagnostic names the file:\n{err}"));
         assert_eq!((found.line.to_string(), found.column.to_string()), (line.to_string(), col.to_string()), "{name}:\n{err}");
