@@ -1,0 +1,491 @@
+#!/usr/bin/env python3
+"""The training job: one timm model trained with the paper's settings, speaking the
+protocol of PROTOCOL.md (events on a JSON-lines log, one release line on stdin).
+
+    python3 workloads/train.py --job-file JOB.json
+    python3 workloads/train.py --model resnet50 --data synthetic --batch-size 128 \\
+        --protocol quick --window-seconds 20 --no-wait
+
+Exit status: 0 done, 1 error, 2 bad job or flags, 3 aborted before release, 4 out of memory.
+PyTorch and timm are imported only when a job runs, so the helpers here import without them.
+"""
+
+import json
+import math
+import os
+import platform
+import random
+import sys
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_ABORTED, EXIT_OOM = 0, 1, 2, 3, 4
+SLOW_DATA_SECONDS = 0.1
+IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".ppm", ".bmp", ".pgm", ".tif", ".tiff", ".webp")
+
+
+class DataError(Exception):
+    """The job's data cannot be used (event kind `data`)."""
+
+
+class UserError(Exception):
+    """A mistake in the job or its environment, reported without a traceback."""
+
+
+class Diverged(Exception):
+    """The training loss is no longer a finite number."""
+
+
+def log(message):
+    print(f"train.py: {message}", file=sys.stderr, flush=True)
+
+
+# --- data (torch-free helpers) --------------------------------------------------------
+
+def scan_split(root, class_to_idx=None):
+    """Lists (path, class index) of the images in an ImageFolder split (`root/<class>/<file>`),
+    sorted. Classes map to indices by sorted name unless `class_to_idx` is given (the
+    training split's mapping, for validation)."""
+    if not os.path.isdir(root):
+        raise DataError(f"{root}: no such directory")
+    classes = sorted(e.name for e in os.scandir(root) if e.is_dir())
+    if class_to_idx is None:
+        class_to_idx = {c: i for i, c in enumerate(classes)}
+    samples = []
+    for c in classes:
+        if c not in class_to_idx:
+            raise DataError(f"{root}/{c}: a class the training split does not have")
+        names = sorted(e.name for e in os.scandir(os.path.join(root, c)) if e.is_file())
+        samples += [(os.path.join(root, c, n), class_to_idx[c])
+                    for n in names if n.lower().endswith(IMAGE_EXTENSIONS)]
+    if not samples:
+        raise DataError(f"{root}: no images in class folders")
+    return samples, class_to_idx
+
+
+def subset(samples, fraction, seed):
+    """A deterministic `fraction` of the samples, in their order."""
+    if fraction >= 1:
+        return samples
+    keep = sorted(random.Random(seed).sample(range(len(samples)), max(1, round(len(samples) * fraction))))
+    return [samples[i] for i in keep]
+
+
+class FileDataset:
+    """Map-style dataset of (path, label): loads the image as RGB and applies `transform`
+    (which timm's loader sets)."""
+
+    def __init__(self, samples, transform):
+        self.samples, self.transform = samples, transform
+
+    def __len__(self):
+        return len(self.samples)
+
+    def __getitem__(self, index):
+        from PIL import Image
+        path, label = self.samples[index]
+        with open(path, "rb") as f:
+            image = Image.open(f).convert("RGB")
+        return self.transform(image), label
+
+
+class SyntheticSource:
+    """One batch of random tensors made on the device and served for every iteration (no
+    loader); an epoch is `images // batch` iterations."""
+
+    def __init__(self, torch, batch, images, shape, classes, device, seed, channels_last):
+        gen = torch.Generator(device=device).manual_seed(seed)
+        self.x = torch.randn((batch, 3) + shape, device=device, generator=gen)
+        if channels_last:
+            self.x = self.x.contiguous(memory_format=torch.channels_last)
+        self.y = torch.randint(0, classes, (batch,), device=device, generator=gen)
+        self.batch, self.images = batch, images
+        self.steps_per_epoch = images // batch
+
+    def epoch(self, partial=False):
+        """Full batches only, unless `partial` (validation covers every image)."""
+        for start in range(0, self.images if partial else self.steps_per_epoch * self.batch, self.batch):
+            n = min(self.batch, self.images - start)
+            yield self.x[:n], self.y[:n]
+
+
+class LoaderSource:
+    """A loader's batches on the device, in the job's memory format."""
+
+    def __init__(self, torch, loader, device, channels_last):
+        self.loader, self.device = loader, device
+        self.memory_format = torch.channels_last if channels_last else torch.contiguous_format
+
+    def epoch(self, partial=False):
+        for x, y in self.loader:
+            x = x.to(self.device, non_blocking=True).contiguous(memory_format=self.memory_format)
+            yield x, y.to(self.device, non_blocking=True)
+
+
+class Stream:
+    """Batches of a source epoch after epoch: `next()` gives (batch, seconds waited), with
+    batch None once at the end of each epoch."""
+
+    def __init__(self, source):
+        self.source, self.it = source, None
+
+    def next(self):
+        if self.it is None:
+            self.it = iter(self.source.epoch())
+        start = time.monotonic()
+        batch = next(self.it, None)
+        wait = time.monotonic() - start
+        if batch is None:
+            self.it = None
+        return batch, wait
+
+
+# --- the job ---------------------------------------------------------------------------
+
+class Trainer:
+    """One job: setup, warm-up, the wait for release, measured training."""
+
+    def __init__(self, job, opts, writer, started):
+        self.job, self.opts, self.writer, self.started = job, opts, writer, started
+        self.cuda = False  # true once a CUDA device is in use (then memory is reported)
+
+    def emit(self, event, **fields):
+        return self.writer.emit(event, **fields)
+
+    def run(self):
+        """Runs the job; returns (end reason, exit code). Errors propagate."""
+        self.setup()
+        warmup_steps = self.job.protocol.warmup_steps or 0
+        t_warm = time.monotonic()
+        self.warm_up(warmup_steps)
+        now = time.monotonic()
+        self.emit("ready", setup_seconds=t_warm - self.started, warmup_seconds=now - t_warm,
+                  warmup_steps=warmup_steps)
+        log(f"job {self.job.job}: ready ({t_warm - self.started:.1f} s setup, "
+            f"{now - t_warm:.1f} s warm-up)")
+        if not self.wait_for_release():
+            log(f"job {self.job.job}: aborted before release")
+            return "aborted", EXIT_ABORTED
+        self.emit("release")
+        self.measure()
+        return ("completed" if self.job.protocol.kind == "paper" else "window_done"), EXIT_OK
+
+    # setup -------------------------------------------------------------------------
+
+    def setup(self):
+        job, t = self.job, self.job.training
+        try:
+            import torch
+            import timm
+            import timm.data
+            import timm.optim
+        except ImportError as e:
+            raise UserError(f"PyTorch and timm are needed: {e}") from None
+        self.torch = torch
+        device = torch.device(self.opts.device)
+        on_cuda = device.type == "cuda" and torch.cuda.is_available()
+        if on_cuda and device.index is None:
+            # `cuda` alone: the first visible device (CUDA_VISIBLE_DEVICES picks it).
+            device = torch.device("cuda", 0)
+        cudnn = torch.backends.cudnn.version() if on_cuda else None
+        self.emit("versions", python=platform.python_version(), torch=torch.__version__,
+                  timm=timm.__version__, cuda=torch.version.cuda,
+                  cudnn=None if cudnn is None else str(cudnn),
+                  device=torch.cuda.get_device_name(device) if on_cuda else device.type)
+        if device.type == "cuda" and not on_cuda:
+            raise UserError("CUDA is not available here (use --device cpu to train on the CPU)")
+        if on_cuda:
+            torch.cuda.set_device(device)
+            torch.backends.cudnn.benchmark = True
+            self.cuda = True
+        self.device = device
+        random.seed(t.seed)
+        torch.manual_seed(t.seed)
+
+        if not timm.is_model(job.model):
+            raise UserError(f"{job.model!r} is not a timm model")
+        model = timm.create_model(job.model, pretrained=False, num_classes=t.num_classes)
+        cfg = timm.data.resolve_data_config({}, model=model)
+        self.shape = (t.input_size, t.input_size) if t.input_size else tuple(cfg["input_size"][1:])
+        model.to(device)
+        if t.channels_last:
+            model.to(memory_format=torch.channels_last)
+        model.train()
+        self.model = model
+        self.optimizer = timm.optim.create_optimizer_v2(
+            model, opt="sgd", lr=t.lr, weight_decay=t.weight_decay, momentum=t.momentum)
+        self.criterion = torch.nn.CrossEntropyLoss(label_smoothing=t.label_smoothing).to(device)
+        amp = t.precision == "amp"
+        self.autocast = lambda: torch.autocast(
+            device.type, dtype=torch.float16 if on_cuda else torch.bfloat16, enabled=amp)
+        self.scaler = None
+        if amp and on_cuda:
+            scaler_class = getattr(torch.amp, "GradScaler", None)
+            self.scaler = scaler_class("cuda") if scaler_class else torch.cuda.amp.GradScaler()
+        self.train_source, self.val_source = self.build_data(timm, cfg)
+        self.stream = Stream(self.train_source)
+
+    def build_data(self, timm, cfg):
+        """Returns (training source, validation source or None)."""
+        torch, job, t, data = self.torch, self.job, self.job.training, self.job.data
+        channels_last = t.channels_last
+        validating = job.protocol.kind == "paper" and t.validate_every_epoch
+        if data.source == "synthetic":
+            self.check_count(data.train_images)
+            train = SyntheticSource(torch, job.batch_size, data.train_images, self.shape,
+                                    t.num_classes, self.device, t.seed, channels_last)
+            val = None
+            if validating and data.val_images:
+                val = SyntheticSource(torch, job.batch_size, data.val_images, self.shape,
+                                      t.num_classes, self.device, t.seed + 1, channels_last)
+            return train, val
+
+        if data.source == "generated":
+            import datagen
+            params = datagen.params_for_job(job)
+            root = datagen.ensure(data.path, params, log=log)
+            train_samples, class_to_idx = scan_split(os.path.join(root, "train"))
+            val_dir = os.path.join(root, "val")
+            val_samples = scan_split(val_dir, class_to_idx)[0] if params.val and validating else []
+        else:
+            train_samples, class_to_idx = scan_split(os.path.join(data.path, "train"))
+            train_samples = subset(train_samples, data.fraction, t.seed)
+            val_samples = []
+            if validating:
+                val_samples = subset(scan_split(os.path.join(data.path, "val"), class_to_idx)[0],
+                                     data.fraction, t.seed)
+        if len(class_to_idx) > t.num_classes:
+            raise DataError(f"{data.path}: {len(class_to_idx)} classes, more than the model's "
+                            f"{t.num_classes} (training.num_classes)")
+        self.check_count(len(train_samples))
+        train = LoaderSource(torch, self.loader(timm, cfg, train_samples, True), self.device, channels_last)
+        val = None
+        if val_samples:
+            val = LoaderSource(torch, self.loader(timm, cfg, val_samples, False), self.device, channels_last)
+        log(f"job {job.job}: {len(train_samples)} training and {len(val_samples)} validation "
+            f"images, {len(class_to_idx)} classes")
+        return train, val
+
+    def check_count(self, images):
+        if images < self.job.batch_size:
+            raise DataError(f"{images} training images, fewer than one batch of {self.job.batch_size}")
+
+    def loader(self, timm, cfg, samples, train):
+        """timm's loader, as timm's train.py makes it: augmentation in the worker processes,
+        and on CUDA uint8 batches copied and normalised on the GPU (its prefetcher)."""
+        t = self.job.training
+        kwargs = {"input_size": (3,) + self.shape, "batch_size": self.job.batch_size, "is_training": train,
+                  "use_prefetcher": self.cuda, "mean": cfg["mean"], "std": cfg["std"],
+                  "num_workers": t.workers, "persistent_workers": t.workers > 0, "device": self.device}
+        if train:
+            kwargs.update(hflip=0.5, color_jitter=t.color_jitter, auto_augment=None, re_prob=0.0,
+                          interpolation="random")
+        else:
+            kwargs.update(interpolation=cfg["interpolation"], crop_pct=cfg.get("crop_pct"),
+                          crop_mode=cfg.get("crop_mode"))
+        return timm.data.create_loader(FileDataset(samples, None), **kwargs)
+
+    # training ----------------------------------------------------------------------
+
+    def sync(self):
+        if self.cuda:
+            self.torch.cuda.synchronize(self.device)
+
+    def train_step(self, x, y):
+        """One iteration; returns the loss as a device tensor (no synchronisation)."""
+        with self.autocast():
+            loss = self.criterion(self.model(x), y)
+        self.optimizer.zero_grad(set_to_none=True)
+        if self.scaler is not None:
+            self.scaler.scale(loss).backward()
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+        else:
+            loss.backward()
+            self.optimizer.step()
+        return loss.detach()
+
+    def warm_up(self, steps):
+        done = 0
+        while done < steps:
+            batch, _ = self.stream.next()
+            if batch is not None:
+                self.train_step(*batch)
+                done += 1
+        self.sync()
+
+    def set_epoch_lr(self, epoch):
+        t, p = self.job.training, self.job.protocol
+        factor = 1.0
+        if t.schedule == "cosine" and p.kind == "paper":
+            factor = 0.5 * (1 + math.cos(math.pi * epoch / p.epochs))
+        for group in self.optimizer.param_groups:
+            group["lr"] = t.lr * factor
+
+    def wait_for_release(self):
+        if self.opts.no_wait:
+            return True
+        if sys.stdin is None:
+            return False
+        if sys.stdin.isatty():
+            log("type release (or abort) and Enter")
+        return sys.stdin.readline().strip() == "release"
+
+    def measure(self):
+        """Measured training after release: samples, epochs, the window."""
+        p, batch = self.job.protocol, self.job.batch_size
+        paper = p.kind == "paper"
+        self.sync()
+        start = time.monotonic()
+        self.emit("window_start", step=0)
+        self.step, self.images, self.loss = 0, 0, None
+        self.interval = [start, 0, 0.0, 0]  # start, images, data wait, slow steps
+        epoch, epoch_start, epoch_images = 0, start, 0
+        self.set_epoch_lr(0)
+        while True:
+            batch_xy, wait = self.stream.next()
+            if batch_xy is None:  # an epoch is over
+                if paper and self.interval[1]:
+                    self.sample()
+                self.sync()
+                now = time.monotonic()
+                if not paper and epoch_images == 0:
+                    continue  # the warm-up ended exactly at the end of an epoch
+                val = self.validate() if paper and self.val_source else (None, None, None)
+                self.emit("epoch_end", epoch=epoch, images=epoch_images, train_seconds=now - epoch_start,
+                          val_seconds=val[0], val_top1=val[1], val_loss=val[2])
+                log(f"job {self.job.job}: epoch {epoch} done, {epoch_images / (now - epoch_start):.1f} img/s")
+                epoch, epoch_images = epoch + 1, 0
+                if paper and epoch == p.epochs:
+                    break
+                if paper:
+                    self.set_epoch_lr(epoch)
+                    self.interval = [time.monotonic(), 0, 0.0, 0]  # validation is not training
+                epoch_start = self.interval[0] if paper else now
+                continue
+            self.loss = self.train_step(*batch_xy)
+            self.step += 1
+            self.images += batch
+            epoch_images += batch
+            self.interval[1] += batch
+            self.interval[2] += wait
+            self.interval[3] += wait > SLOW_DATA_SECONDS
+            if self.step % p.sample_every == 0:
+                self.sample()
+                if not paper and self.interval[0] - start >= p.window_seconds:
+                    break
+        self.sync()
+        seconds = time.monotonic() - start
+        self.emit("window_end", step=self.step, images=self.images, seconds=seconds)
+        log(f"job {self.job.job}: {self.images} images in {seconds:.1f} s, {self.images / seconds:.1f} img/s")
+
+    def sample(self):
+        self.sync()
+        now = time.monotonic()
+        loss = float(self.loss.item())
+        if not math.isfinite(loss):
+            raise Diverged(f"the training loss is {loss} at step {self.step}")
+        start, images, wait, slow = self.interval
+        self.emit("sample", step=self.step, images=images, seconds=now - start,
+                  data_wait_seconds=wait, slow_data_steps=slow, loss=loss)
+        self.interval = [now, 0, 0.0, 0]
+
+    def validate(self):
+        """Returns (seconds, top-1 in percent, mean cross-entropy) over the validation set."""
+        torch = self.torch
+        self.sync()
+        start = time.monotonic()
+        self.model.eval()
+        correct = torch.zeros((), device=self.device, dtype=torch.int64)
+        loss_sum = torch.zeros((), device=self.device)
+        count = 0
+        with torch.inference_mode(), self.autocast():
+            for x, y in self.val_source.epoch(partial=True):
+                out = self.model(x).float()
+                loss_sum += torch.nn.functional.cross_entropy(out, y, reduction="sum")
+                correct += (out.argmax(dim=1) == y).sum()
+                count += y.shape[0]
+        self.model.train()
+        top1, loss = 100.0 * correct.item() / count, loss_sum.item() / count
+        return time.monotonic() - start, top1, loss
+
+    def report_memory(self):
+        cuda = self.torch.cuda
+        self.emit("memory", allocated_bytes=cuda.memory_allocated(self.device),
+                  reserved_bytes=cuda.memory_reserved(self.device),
+                  peak_allocated_bytes=cuda.max_memory_allocated(self.device),
+                  peak_reserved_bytes=cuda.max_memory_reserved(self.device))
+
+
+def is_oom(error):
+    if type(error).__name__ == "OutOfMemoryError":
+        return True
+    text = str(error)
+    return isinstance(error, RuntimeError) and (
+        "CUDA out of memory" in text or "CUDA error: out of memory" in text or "STATUS_ALLOC_FAILED" in text)
+
+
+def classify(error):
+    """(error kind, end reason, exit code, message) for an exception a job raised."""
+    import datagen
+    message = str(error) or type(error).__name__
+    if is_oom(error):
+        return "oom", "oom", EXIT_OOM, message
+    if isinstance(error, (DataError, datagen.DatasetError)):
+        return "data", "error", EXIT_ERROR, message
+    if isinstance(error, (UserError, Diverged)):
+        return "exception", "error", EXIT_ERROR, message
+    if isinstance(error, KeyboardInterrupt):
+        return "exception", "error", EXIT_ERROR, "interrupted"
+    return "exception", "error", EXIT_ERROR, f"{type(error).__name__}: {message}"
+
+
+def run_job(job, opts, writer):
+    """Runs a job whose hello was written; writes the rest of its events; returns the exit code."""
+    trainer = Trainer(job, opts, writer, time.monotonic())
+    try:
+        reason, code = trainer.run()
+    except (Exception, KeyboardInterrupt) as error:
+        kind, reason, code, message = classify(error)
+        if kind == "exception" and not isinstance(error, (UserError, Diverged, KeyboardInterrupt)):
+            traceback.print_exc()
+        log(f"job {job.job}: {'out of memory: ' if kind == 'oom' else ''}{message}")
+        writer.emit("error", kind=kind, message=message[:4000])
+    if trainer.cuda:
+        try:
+            trainer.report_memory()
+        except Exception as error:  # a broken CUDA context cannot report memory
+            log(f"job {job.job}: no memory report: {error}")
+    writer.emit("end", reason=reason, exit_code=code)
+    return code
+
+
+def main(argv=None):
+    import events
+    import jobspec
+    try:
+        job, opts = jobspec.parse_args(argv)
+    except jobspec.JobError as e:
+        print(f"train.py: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    if opts.dump_job:
+        print(json.dumps(job.to_dict(), indent=2))
+        return EXIT_OK
+    try:
+        writer = events.EventWriter.open(job.events_path, job.job)
+    except OSError as e:
+        print(f"train.py: cannot open the event log {job.events_path}: {e.strerror or e}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        writer.emit("hello", pid=os.getpid(), protocol_version=events.PROTOCOL_VERSION, simulated=False)
+        return run_job(job, opts, writer)
+    finally:
+        writer.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
