@@ -6,11 +6,14 @@ use colloc_spec::resolve::{Protocol, ProtocolKind};
 
 use crate::model::{DataSource, Mode, PlannedWorkload};
 
-/// Images/s one loader of 4 workers decodes and augments (seen on the H200 host).
-const LOADER_IMAGES_PER_SECOND_PER_WORKER: f64 = 250.0;
-/// Model build and start-up of the first job, and of each further one.
-const SETUP_SECONDS: f64 = 15.0;
-const SETUP_PER_EXTRA_JOB: f64 = 3.0;
+/// Images/s one loader worker decodes and augments to 224×224: small PNGs (32 or 64 px;
+/// 4 workers fed resnet26 about 2000 images/s on the H200 host), and full-size JPEGs.
+const LOADER_SMALL_PER_WORKER: f64 = 500.0;
+const LOADER_LARGE_PER_WORKER: f64 = 120.0;
+/// Python start, imports and model build of the first job (7–8 s measured on the H200
+/// host), and what each further job adds when they start together.
+const SETUP_SECONDS: f64 = 10.0;
+const SETUP_PER_EXTRA_JOB: f64 = 1.5;
 const TEARDOWN_SECONDS: f64 = 5.0;
 
 /// Images/s a job of this workload gets, assuming collocated jobs share the GPU evenly
@@ -29,7 +32,10 @@ fn job_rate(w: &PlannedWorkload, i: usize, gpu: &GpuTable) -> f64 {
     let gpu_rate = alone * share;
     match j.data.source {
         DataSource::Synthetic => gpu_rate,
-        _ => gpu_rate.min(LOADER_IMAGES_PER_SECOND_PER_WORKER * j.training.workers.max(1) as f64),
+        _ => {
+            let per_worker = if (1..=64).contains(&j.data.image_size) { LOADER_SMALL_PER_WORKER } else { LOADER_LARGE_PER_WORKER };
+            gpu_rate.min(per_worker * j.training.workers.max(1) as f64)
+        }
     }
 }
 
