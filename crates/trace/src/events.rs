@@ -133,6 +133,9 @@ pub fn parse_log(text: &str) -> Result<Vec<Event>, String> {
         .collect()
 }
 
+/// Version of the job protocol (`hello.protocol_version`, `JobFile::protocol_version`).
+pub const PROTOCOL_VERSION: u32 = 1;
+
 /// The protocol's release line, written by the runner to each job's stdin.
 pub const RELEASE_LINE: &str = "release\n";
 /// What the runner writes instead when a workload is abandoned before release.

@@ -1,0 +1,443 @@
+//! The campaign loop. Before running: one runner per campaign directory (a lock), removal of
+//! what an earlier, killed runner left on the GPU, quarantine of incomplete run directories,
+//! and verification of the runs already in `SHA256SUMS` (a listed run is never modified, so
+//! a corrupted one stops the campaign). Then every selected workload × repetition that has
+//! no run yet, in plan order, one after another; a failed run does not stop the campaign.
+
+use anyhow::{anyhow, bail, Context, Result};
+use colloc_plan::{Mode, Plan};
+use colloc_trace::layout::{self, QUARANTINE_DIR, RUNS_DIR};
+use colloc_trace::manifest::{self, Problem};
+use colloc_trace::meta::{RunStatus, SoftwareInfo};
+use std::collections::BTreeSet;
+use std::fs;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::gpu::{Gpu, GIB};
+use crate::leftovers::Leftovers;
+use crate::modes::{busy, mig, mps, MpsDirs};
+use crate::options::RunOptions;
+use crate::progress::Progress;
+use crate::run::{self, Env, Outcome, Request};
+use crate::trace::TMP_PREFIX;
+use crate::{provenance, signals};
+
+pub const LOCK_FILE: &str = ".runner.lock";
+
+/// One run made by this invocation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunOutcome {
+    pub run_id: String,
+    pub status: RunStatus,
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct CampaignSummary {
+    pub campaign_dir: PathBuf,
+    /// Runs the selection asked for (done now or before).
+    pub selected: usize,
+    /// Runs found complete in the manifest and not run again.
+    pub already_done: Vec<String>,
+    /// Runs made now.
+    pub runs: Vec<RunOutcome>,
+    /// (from, to) of incomplete directories moved to `quarantine/`.
+    pub quarantined: Vec<(PathBuf, PathBuf)>,
+    /// Why the campaign stopped before its end (interruption, a busy GPU, a teardown that
+    /// failed); `None` when every selected run was made.
+    pub stopped: Option<String>,
+    pub interrupted: bool,
+    /// CPU seconds used by the telemetry sampler over all runs.
+    pub sampler_cpu_seconds: f64,
+}
+
+impl CampaignSummary {
+    pub fn count(&self, status: RunStatus) -> usize {
+        self.runs.iter().filter(|r| r.status == status).count()
+    }
+
+    /// A short human summary.
+    pub fn render(&self) -> String {
+        let mut s = format!(
+            "{}: {} run(s) selected, {} already done, {} made now: {} ok, {} failed, {} skipped, {} infeasible",
+            self.campaign_dir.display(),
+            self.selected,
+            self.already_done.len(),
+            self.runs.len(),
+            self.count(RunStatus::Ok),
+            self.count(RunStatus::Failed),
+            self.count(RunStatus::Skipped),
+            self.count(RunStatus::Infeasible),
+        );
+        for (from, to) in &self.quarantined {
+            s.push_str(&format!("\nquarantined {} → {}", from.display(), to.display()));
+        }
+        for r in self.runs.iter().filter(|r| r.status == RunStatus::Failed) {
+            s.push_str(&format!("\nfailed {}: {}", r.run_id, r.reason.as_deref().unwrap_or("")));
+        }
+        if self.sampler_cpu_seconds > 0.0 {
+            s.push_str(&format!("\ntelemetry sampler CPU time: {:.2} s", self.sampler_cpu_seconds));
+        }
+        if let Some(why) = &self.stopped {
+            s.push_str(&format!("\nstopped early: {why}"));
+        }
+        s
+    }
+}
+
+/// Verifies a campaign directory against its `SHA256SUMS`.
+pub fn verify_campaign(dir: &Path) -> Result<Vec<Problem>> {
+    manifest::verify(dir).map_err(|e| anyhow!("{e}"))
+}
+
+/// Holds the campaign's lock file while the runner works.
+struct Lock(#[allow(dead_code)] fs::File);
+
+fn lock(dir: &Path) -> Result<Lock> {
+    let path = dir.join(LOCK_FILE);
+    let f = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    // SAFETY: flock on a descriptor we own.
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        bail!("another runner is working on {} (its lock {} is held)", dir.display(), path.display());
+    }
+    Ok(Lock(f))
+}
+
+/// Run directory names listed in the manifest.
+fn listed_runs(m: &manifest::Manifest) -> BTreeSet<String> {
+    m.keys()
+        .filter_map(|k| k.strip_prefix(&format!("{RUNS_DIR}/")))
+        .filter_map(|rest| rest.split_once('/').map(|(d, _)| d.to_string()))
+        .collect()
+}
+
+/// Moves incomplete entries of `runs/` to `quarantine/<name>.<n>`.
+fn quarantine(dir: &Path, listed: &BTreeSet<String>) -> Result<Vec<(PathBuf, PathBuf)>> {
+    let runs = dir.join(RUNS_DIR);
+    let mut moved = Vec::new();
+    let Ok(entries) = fs::read_dir(&runs) else { return Ok(moved) };
+    let mut names: Vec<String> = entries.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    for name in names {
+        if listed.contains(&name) {
+            continue;
+        }
+        let base = name.strip_prefix(TMP_PREFIX).unwrap_or(&name).trim_start_matches('.').to_string();
+        let qdir = dir.join(QUARANTINE_DIR);
+        fs::create_dir_all(&qdir).with_context(|| format!("cannot create {}", qdir.display()))?;
+        let mut n = 1;
+        let to = loop {
+            let cand = qdir.join(format!("{base}.{n}"));
+            if !cand.exists() {
+                break cand;
+            }
+            n += 1;
+        };
+        let from = runs.join(&name);
+        fs::rename(&from, &to).with_context(|| format!("cannot move {} to {}", from.display(), to.display()))?;
+        moved.push((from, to));
+    }
+    if !moved.is_empty() {
+        manifest::fsync_dir(&runs)?;
+        manifest::fsync_dir(&dir.join(QUARANTINE_DIR))?;
+    }
+    Ok(moved)
+}
+
+/// Removes what a killed runner left: MPS daemons it started and MIG instances it created
+/// (only those whose MIG device UUID proves they are the ones it created).
+fn clean_leftovers(leftovers: &Leftovers, opts: &RunOptions, dirs: &MpsDirs, progress: &Progress) -> Result<()> {
+    let state = leftovers.snapshot();
+    let tools = &opts.tools;
+    for pipe in &state.mps_pipe_dirs {
+        let p = Path::new(pipe);
+        if mps::answers(tools, p, &dirs.log).map(|(up, _)| up).unwrap_or(false) {
+            progress.log(&format!("an MPS daemon left by an earlier run still serves {pipe}: stopping it"));
+            mps::quit_at(tools, p, &dirs.log)?;
+        }
+        leftovers.remove_mps(pipe)?;
+    }
+    for m in &state.mig {
+        let Some(uuid) = &m.uuid else {
+            progress.log(&format!(
+                "warning: GPU instance {} on GPU {} may be left by an interrupted run, but it cannot be proven \
+                 to be ours, so it is not destroyed; check `nvidia-smi mig -i {} -lgi`",
+                m.gpu_instance, m.gpu, m.gpu
+            ));
+            leftovers.remove_mig(m.gpu, m.gpu_instance)?;
+            continue;
+        };
+        let out = crate::command::Cmd::new(&tools.nvidia_smi, &["-L"], tools.command_timeout).run()?;
+        if out.success && mig::parse_list(&out.stdout, m.gpu).contains(uuid) {
+            progress.log(&format!(
+                "MIG GPU instance {} ({uuid}) on GPU {} was left by an earlier run: destroying it",
+                m.gpu_instance, m.gpu
+            ));
+            if let Some(ci) = m.compute_instance {
+                mig::destroy_step(tools, progress, m.gpu, m.gpu_instance, Some(ci))?;
+            }
+            mig::destroy_step(tools, progress, m.gpu, m.gpu_instance, None)?;
+            if mig::gpu_instances(tools, m.gpu)?.contains(&m.gpu_instance) {
+                bail!(
+                    "MIG GPU instance {} on GPU {} left by an earlier run could not be destroyed",
+                    m.gpu_instance,
+                    m.gpu
+                );
+            }
+        } else if !out.success {
+            bail!("`nvidia-smi -L` failed while checking for leftover MIG instances: {}", out.text());
+        }
+        leftovers.remove_mig(m.gpu, m.gpu_instance)?;
+    }
+    Ok(())
+}
+
+fn mps_dirs(dir: &Path) -> MpsDirs {
+    let digest = manifest::sha256_bytes(dir.to_string_lossy().as_bytes());
+    let base = std::env::temp_dir().join(format!("colloc-mps-{}", &digest[..12]));
+    MpsDirs { pipe: base.join("pipe"), log: base.join("log") }
+}
+
+fn software(plan: &Plan, opts: &RunOptions) -> SoftwareInfo {
+    let (git_commit, git_dirty) = match &opts.source_commit {
+        Some((c, d)) => (Some(c.clone()), *d),
+        None => std::env::current_dir()
+            .ok()
+            .and_then(|d| provenance::find_checkout(&d))
+            .or_else(|| provenance::find_checkout(&opts.out))
+            .or_else(|| std::env::current_exe().ok().and_then(|e| provenance::find_checkout(&e)))
+            .map(|root| provenance::git_state(&root))
+            .unwrap_or((None, None)),
+    };
+    SoftwareInfo {
+        runner_version: env!("CARGO_PKG_VERSION").to_string(),
+        git_commit,
+        git_dirty,
+        plan_hash: manifest::sha256_bytes(&serde_json::to_vec(plan).expect("plans serialise")),
+        spec_hash: Some(plan.spec_hash.clone()),
+    }
+}
+
+struct Todo<'a> {
+    workload: &'a colloc_plan::PlannedWorkload,
+    repetition: u32,
+    attempt: u32,
+    run_id: String,
+}
+
+/// Runs a plan's selected workloads into `opts.out`.
+pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
+    if opts.job_command.is_empty() {
+        bail!("the job command is empty");
+    }
+    if !opts.telemetry_hz.is_finite() || opts.telemetry_hz < 0.0 {
+        bail!("the telemetry rate must be a non-negative number of samples per second");
+    }
+    if opts.timeout_scale.is_nan() || opts.timeout_scale <= 0.0 {
+        bail!("the timeout scale must be positive");
+    }
+    if let Some(s) = &opts.simulate {
+        if !s.time_scale.is_finite() || s.time_scale <= 0.0 {
+            bail!("the simulation time scale must be positive");
+        }
+    }
+    fs::create_dir_all(&opts.out).with_context(|| format!("cannot create {}", opts.out.display()))?;
+    let dir = opts.out.canonicalize().with_context(|| format!("cannot resolve {}", opts.out.display()))?;
+    let _lock = lock(&dir)?;
+    signals::install();
+
+    let gpu = match &opts.simulate {
+        Some(s) => Gpu::simulated(opts.gpu_index, &plan.gpu, s.mig_mode),
+        None => Gpu::open_nvml(opts.gpu_index)?,
+    };
+    let exec_modes = !gpu.is_simulated() || opts.simulate.as_ref().is_some_and(|s| s.exec_mode_commands);
+    let campaign = plan
+        .campaign
+        .clone()
+        .unwrap_or_else(|| dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+
+    // Selection.
+    let m = manifest::read(&dir).map_err(|e| anyhow!("{e}"))?;
+    let listed = listed_runs(&m);
+    for pat in &opts.only {
+        let hit = plan.workloads.iter().any(|w| {
+            (1..=w.repetitions.max(1)).any(|r| {
+                let single = RunOptions { only: vec![pat.clone()], ..opts.clone() };
+                single.selects(&w.id, &layout::run_id(&w.id, r, 1))
+            })
+        });
+        if !hit {
+            bail!("--only {pat}: no workload or run of the plan has this id");
+        }
+    }
+    let mut summary = CampaignSummary { campaign_dir: dir.clone(), ..Default::default() };
+    let mut todo = Vec::new();
+    for w in &plan.workloads {
+        for rep in 1..=w.repetitions {
+            let base = layout::run_id(&w.id, rep, 1);
+            if !opts.selects(&w.id, &base) {
+                continue;
+            }
+            summary.selected += 1;
+            let prefix = format!("{base}.a");
+            let attempts: Vec<u32> = listed
+                .iter()
+                .filter_map(|d| if *d == base { Some(1) } else { d.strip_prefix(&prefix).and_then(|a| a.parse().ok()) })
+                .collect();
+            let attempt = match attempts.iter().max() {
+                Some(_) if !opts.force => {
+                    summary.already_done.push(base);
+                    continue;
+                }
+                Some(max) => max + 1,
+                None => 1,
+            };
+            todo.push(Todo { workload: w, repetition: rep, attempt, run_id: layout::run_id(&w.id, rep, attempt) });
+        }
+    }
+    let estimate: f64 = todo.iter().map(|t| t.workload.estimated_seconds).sum();
+    let progress = Progress::new(opts.progress, todo.len(), estimate);
+
+    // State left by earlier runners, then the runs already there.
+    let dirs = mps_dirs(&dir);
+    let leftovers = Arc::new(Leftovers::load(&dir)?);
+    if exec_modes {
+        clean_leftovers(&leftovers, opts, &dirs, &progress)?;
+    }
+    summary.quarantined = quarantine(&dir, &listed)?;
+    for (from, to) in &summary.quarantined {
+        progress.log(&format!("incomplete {} moved to {}", from.display(), to.display()));
+    }
+    let problems: Vec<Problem> = verify_campaign(&dir)?
+        .into_iter()
+        .filter(|p| match p {
+            Problem::Missing(f) | Problem::Extra(f) => f.starts_with(&format!("{RUNS_DIR}/")),
+            Problem::Altered { path, .. } | Problem::Unreadable { path, .. } => {
+                path.starts_with(&format!("{RUNS_DIR}/"))
+            }
+        })
+        .collect();
+    if !problems.is_empty() {
+        let mut text: Vec<String> = problems.iter().take(20).map(|p| format!("  {p}")).collect();
+        if problems.len() > 20 {
+            text.push(format!("  ... and {} more", problems.len() - 20));
+        }
+        bail!(
+            "{} does not match its {}; runs in the manifest are never modified, so nothing was run. \
+             Restore the listed files (or move the affected run out of the campaign) and run again:\n{}",
+            dir.display(),
+            layout::MANIFEST,
+            text.join("\n")
+        );
+    }
+
+    if let (Gpu::Nvml(_), Some(total)) = (&gpu, gpu.memory_total()) {
+        let planned = plan.gpu.memory_gib * GIB;
+        if (total as f64 - planned).abs() > 0.1 * planned {
+            progress.log(&format!(
+                "warning: the plan targets {} ({:.0} GiB) but GPU {} is {} ({:.0} GiB)",
+                plan.gpu.name,
+                plan.gpu.memory_gib,
+                gpu.index(),
+                gpu.name(),
+                total as f64 / GIB
+            ));
+        }
+    }
+    progress.log(&format!(
+        "campaign {campaign}: {} run(s) to make on GPU {} ({}, {}), {} already done",
+        todo.len(),
+        gpu.index(),
+        gpu.name(),
+        gpu.uuid(),
+        summary.already_done.len()
+    ));
+
+    let host = provenance::host_info();
+    let sw = software(plan, opts);
+    let env = Env {
+        plan,
+        opts,
+        gpu: &gpu,
+        campaign_dir: &dir,
+        campaign: &campaign,
+        progress: &progress,
+        leftovers: &leftovers,
+        mps_dirs: &dirs,
+        host: &host,
+        software: &sw,
+    };
+    let total = todo.len();
+    for (k, t) in todo.iter().enumerate() {
+        if signals::interrupted() {
+            summary.interrupted = true;
+            summary.stopped = Some(interrupt_text());
+            break;
+        }
+        let will_start = t.workload.feasible
+            && !t.workload.jobs.is_empty()
+            && (t.workload.mode == Mode::Mig) == gpu.mig_enabled_for(t.workload.mode)?;
+        if will_start && !opts.allow_busy_gpu && (exec_modes || !gpu.is_simulated()) {
+            let patience = if summary.runs.is_empty() { Duration::ZERO } else { Duration::from_secs(10) };
+            let why = busy::reasons_after(&gpu, &dirs.pipe, exec_modes, patience)?;
+            if !why.is_empty() {
+                let text = format!(
+                    "GPU {} is in use by others: {}; pass --allow-busy-gpu to run anyway (measurements will be disturbed)",
+                    gpu.index(),
+                    why.join("; ")
+                );
+                if summary.runs.is_empty() {
+                    progress.finish();
+                    bail!(text);
+                }
+                summary.stopped = Some(text);
+                break;
+            }
+        }
+        let req = Request {
+            workload: t.workload,
+            repetition: t.repetition,
+            attempt: t.attempt,
+            run_id: t.run_id.clone(),
+            n: k + 1,
+            total,
+        };
+        match run::execute(&env, &req)? {
+            Outcome::Finished { status, reason, fatal, sampler_cpu_seconds, .. } => {
+                summary.sampler_cpu_seconds += sampler_cpu_seconds;
+                summary.runs.push(RunOutcome { run_id: t.run_id.clone(), status, reason });
+                if let Some(f) = fatal {
+                    summary.stopped = Some(format!("{}: {f}", t.run_id));
+                    break;
+                }
+            }
+            Outcome::Interrupted { tmp, teardown_error } => {
+                summary.interrupted = true;
+                let mut text =
+                    format!("{}; the interrupted run's partial trace is in {}", interrupt_text(), tmp.display());
+                if let Some(e) = teardown_error {
+                    text.push_str(&format!("; teardown failed: {e}"));
+                }
+                summary.stopped = Some(text);
+                break;
+            }
+        }
+    }
+    progress.finish();
+    Ok(summary)
+}
+
+fn interrupt_text() -> String {
+    match signals::signal() {
+        Some(s) => format!("interrupted by signal {s}"),
+        None => "interrupted".into(),
+    }
+}

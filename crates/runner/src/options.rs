@@ -1,0 +1,153 @@
+//! What a campaign run is told: where, on which GPU, which runs, how.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Options of [`crate::run_campaign`].
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The campaign directory (`data/<campaign>`): `runs/`, `SHA256SUMS`, `quarantine/`.
+    pub out: PathBuf,
+    /// NVML / nvidia-smi index of the GPU to run on.
+    pub gpu_index: u32,
+    /// Workload ids or run ids (`<workload>.r<N>`) to run; empty: all. A trailing `*` matches
+    /// a prefix.
+    pub only: Vec<String>,
+    /// Run the selected runs again as new attempts beside the existing ones.
+    pub force: bool,
+    /// Run although foreign compute processes or a foreign MPS daemon use the GPU.
+    pub allow_busy_gpu: bool,
+    /// Telemetry samples per second; 0 turns telemetry off.
+    pub telemetry_hz: f64,
+    /// Multiplies the protocol's per-run timeout.
+    pub timeout_scale: f64,
+    /// Seconds between SIGTERM and SIGKILL when a job's process group is stopped.
+    pub kill_grace: Duration,
+    /// The job program and its leading arguments; `--job-file <path>` is appended.
+    pub job_command: Vec<String>,
+    /// Extra environment variables for every job (after the runner's own environment).
+    pub job_env: Vec<(String, String)>,
+    /// `Some`: simulated GPU and simulated telemetry (the job command is then normally the
+    /// runner's `fake-job`).
+    pub simulate: Option<SimOptions>,
+    pub tools: Tools,
+    pub progress: ProgressMode,
+    /// Provenance override for hosts without the project's git checkout:
+    /// (commit, dirty).
+    pub source_commit: Option<(String, Option<bool>)>,
+}
+
+/// The simulated backend.
+#[derive(Debug, Clone)]
+pub struct SimOptions {
+    /// Wall-clock seconds per simulated second (0.01: a 60 s window takes 0.6 s).
+    pub time_scale: f64,
+    /// MIG mode of the simulated GPU; `None`: as each workload needs it.
+    pub mig_mode: Option<bool>,
+    /// Run the MPS and MIG commands (`nvidia-cuda-mps-control`, `nvidia-smi mig`) for real
+    /// instead of pretending; meant for stand-in programs on the PATH.
+    pub exec_mode_commands: bool,
+    /// Seed of the simulated telemetry and jobs.
+    pub seed: u64,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        SimOptions { time_scale: 0.01, mig_mode: None, exec_mode_commands: false, seed: 42 }
+    }
+}
+
+/// External programs used to set up MPS and MIG.
+#[derive(Debug, Clone)]
+pub struct Tools {
+    pub nvidia_smi: String,
+    pub mps_control: String,
+    /// Limit for one invocation.
+    pub command_timeout: Duration,
+    /// How often a MIG instance still "in use" is tried again, and how long apart.
+    pub busy_retries: u32,
+    pub busy_retry_delay: Duration,
+}
+
+impl Default for Tools {
+    fn default() -> Self {
+        Tools {
+            nvidia_smi: "nvidia-smi".into(),
+            mps_control: "nvidia-cuda-mps-control".into(),
+            command_timeout: Duration::from_secs(60),
+            busy_retries: 10,
+            busy_retry_delay: Duration::from_secs(2),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProgressMode {
+    /// Bars when stderr is a terminal, plain lines otherwise.
+    Auto,
+    /// Plain log lines on stderr.
+    Plain,
+    /// Nothing but errors.
+    Quiet,
+}
+
+impl RunOptions {
+    /// Defaults for a campaign directory: GPU 0, 10 Hz telemetry, the Python training job.
+    pub fn new(out: impl Into<PathBuf>) -> Self {
+        RunOptions {
+            out: out.into(),
+            gpu_index: 0,
+            only: Vec::new(),
+            force: false,
+            allow_busy_gpu: false,
+            telemetry_hz: 10.0,
+            timeout_scale: 1.0,
+            kill_grace: Duration::from_secs(10),
+            job_command: vec!["python3".into(), "workloads/train.py".into()],
+            job_env: Vec::new(),
+            simulate: None,
+            tools: Tools::default(),
+            progress: ProgressMode::Auto,
+            source_commit: None,
+        }
+    }
+
+    /// Whether `only` selects a run of `workload_id`.
+    pub fn selects(&self, workload_id: &str, run_id: &str) -> bool {
+        if self.only.is_empty() {
+            return true;
+        }
+        self.only.iter().any(|pat| match pat.strip_suffix('*') {
+            Some(prefix) => workload_id.starts_with(prefix) || run_id.starts_with(prefix),
+            None => pat == workload_id || pat == run_id,
+        })
+    }
+
+    /// Seconds after which a run's jobs are killed.
+    pub fn run_timeout(&self, protocol_timeout_seconds: f64) -> Duration {
+        let base = match &self.simulate {
+            // Simulated durations shrink by the time scale; process start-up does not.
+            Some(sim) => protocol_timeout_seconds * sim.time_scale + 10.0,
+            None => protocol_timeout_seconds,
+        };
+        let secs = base * self.timeout_scale;
+        Duration::from_secs_f64(if secs.is_finite() && secs > 0.0 { secs } else { 1.0 })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_matches_workloads_runs_and_prefixes() {
+        let mut o = RunOptions::new("/x");
+        assert!(o.selects("a", "a.r1"));
+        o.only = vec!["e33-x".into(), "e34-y.r2".into(), "e35-*".into()];
+        assert!(o.selects("e33-x", "e33-x.r1"));
+        assert!(!o.selects("e33-xx", "e33-xx.r1"));
+        assert!(o.selects("e34-y", "e34-y.r2"));
+        assert!(!o.selects("e34-y", "e34-y.r1"));
+        assert!(o.selects("e35-z-mps", "e35-z-mps.r3"));
+    }
+}

@@ -1,0 +1,130 @@
+//! Progress: on a terminal, a campaign bar (estimated GPU seconds, with an ETA) and one line
+//! per running job; otherwise plain time-stamped log lines on stderr.
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::options::ProgressMode;
+
+#[derive(Clone)]
+pub struct Progress {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    kind: Kind,
+    start: Instant,
+    jobs: Mutex<Vec<ProgressBar>>,
+}
+
+enum Kind {
+    Bars { multi: MultiProgress, campaign: ProgressBar },
+    Plain,
+    Quiet,
+}
+
+impl Progress {
+    /// `estimated_seconds`: the plan's estimate for the runs to do.
+    pub fn new(mode: ProgressMode, runs: usize, estimated_seconds: f64) -> Progress {
+        let kind = match mode {
+            ProgressMode::Quiet => Kind::Quiet,
+            ProgressMode::Plain => Kind::Plain,
+            ProgressMode::Auto if !std::io::stderr().is_terminal() => Kind::Plain,
+            ProgressMode::Auto => {
+                let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
+                let campaign = multi.add(ProgressBar::new(estimated_seconds.max(1.0).round() as u64));
+                campaign.set_style(
+                    ProgressStyle::with_template(
+                        "{elapsed_precise} [{wide_bar}] {percent:>3}% of est. GPU time, ETA {eta}  {msg}",
+                    )
+                    .expect("valid template")
+                    .progress_chars("=> "),
+                );
+                campaign.set_message(format!("0/{runs} runs"));
+                Kind::Bars { multi, campaign }
+            }
+        };
+        Progress { inner: Arc::new(Inner { kind, start: Instant::now(), jobs: Mutex::new(Vec::new()) }) }
+    }
+
+    /// A progress that shows nothing (tests, library use).
+    pub fn quiet() -> Progress {
+        Progress::new(ProgressMode::Quiet, 0, 0.0)
+    }
+
+    /// A line that always shows (above the bars on a terminal).
+    pub fn log(&self, msg: &str) {
+        match &self.inner.kind {
+            Kind::Bars { multi, .. } => {
+                let _ = multi.println(msg);
+            }
+            Kind::Plain => {
+                let t = self.inner.start.elapsed().as_secs();
+                eprintln!("[{:02}:{:02}:{:02}] {msg}", t / 3600, (t / 60) % 60, t % 60);
+            }
+            Kind::Quiet => {}
+        }
+    }
+
+    /// A run begins; `jobs` are the jobs' labels.
+    pub fn run_started(&self, n: usize, total: usize, run_id: &str, what: &str, jobs: &[String]) {
+        self.log(&format!("run {n}/{total} {run_id}: {what}"));
+        if let Kind::Bars { multi, campaign } = &self.inner.kind {
+            campaign.set_message(format!("{}/{total} runs, now {run_id}", n - 1));
+            let mut bars = self.inner.jobs.lock().unwrap_or_else(|p| p.into_inner());
+            for b in bars.drain(..) {
+                b.finish_and_clear();
+            }
+            for label in jobs {
+                let b = multi.add(ProgressBar::new_spinner());
+                b.set_style(ProgressStyle::with_template("  {spinner} {prefix:<28} {msg}").expect("valid template"));
+                b.set_prefix(label.clone());
+                b.set_message("setup");
+                b.enable_steady_tick(Duration::from_millis(200));
+                bars.push(b);
+            }
+        }
+    }
+
+    /// A job's phase (`setup`, `ready`, `training`, `done`, ...) and a detail.
+    pub fn job(&self, run_id: &str, job: usize, phase: &str, detail: &str, log_it: bool) {
+        match &self.inner.kind {
+            Kind::Bars { .. } => {
+                let bars = self.inner.jobs.lock().unwrap_or_else(|p| p.into_inner());
+                if let Some(b) = bars.get(job) {
+                    b.set_message(if detail.is_empty() { phase.to_string() } else { format!("{phase}: {detail}") });
+                }
+            }
+            Kind::Plain if log_it => {
+                let d = if detail.is_empty() { String::new() } else { format!(" ({detail})") };
+                self.log(&format!("{run_id}: job {job} {phase}{d}"));
+            }
+            _ => {}
+        }
+    }
+
+    /// A run ended; `done_estimate` of the plan's seconds are now behind us.
+    pub fn run_finished(&self, n: usize, total: usize, run_id: &str, outcome: &str, done_estimate: f64) {
+        self.log(&format!("run {n}/{total} {run_id}: {outcome}"));
+        if let Kind::Bars { campaign, .. } = &self.inner.kind {
+            let mut bars = self.inner.jobs.lock().unwrap_or_else(|p| p.into_inner());
+            for b in bars.drain(..) {
+                b.finish_and_clear();
+            }
+            campaign.inc(done_estimate.max(0.0).round() as u64);
+            campaign.set_message(format!("{n}/{total} runs"));
+        }
+    }
+
+    pub fn finish(&self) {
+        if let Kind::Bars { campaign, .. } = &self.inner.kind {
+            let mut bars = self.inner.jobs.lock().unwrap_or_else(|p| p.into_inner());
+            for b in bars.drain(..) {
+                b.finish_and_clear();
+            }
+            campaign.finish();
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! Provenance that does not come from the GPU: the host, the project's git commit, times.
+
+use colloc_trace::meta::HostInfo;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::command::Cmd;
+
+/// The host as `/proc` and `/etc/os-release` describe it; unreadable fields are `None`.
+pub fn host_info() -> HostInfo {
+    let read = |p: &str| fs::read_to_string(p).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+    let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpu_model = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, v)| v.trim().to_string());
+    let cpu_cores = std::thread::available_parallelism().ok().map(|n| n.get() as u32);
+    let memory_total_bytes = fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+        m.lines()
+            .find(|l| l.starts_with("MemTotal:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<u64>().ok())
+            .map(|kb| kb * 1024)
+    });
+    let os = fs::read_to_string("/etc/os-release")
+        .ok()
+        .and_then(|t| t.lines().find_map(|l| l.strip_prefix("PRETTY_NAME=")).map(|v| v.trim_matches('"').to_string()));
+    HostInfo {
+        hostname: read("/proc/sys/kernel/hostname"),
+        cpu_model,
+        cpu_cores,
+        memory_total_bytes,
+        kernel: read("/proc/sys/kernel/osrelease"),
+        os,
+    }
+}
+
+/// The git checkout above `start` (the directory holding `.git`), if any.
+pub fn find_checkout(start: &Path) -> Option<PathBuf> {
+    let start = start.canonicalize().ok()?;
+    start.ancestors().find(|d| d.join(".git").exists()).map(Path::to_path_buf)
+}
+
+/// (commit, dirty) of the checkout at `root`: `git` when it is installed, else the commit
+/// read from `.git` with dirtiness unknown.
+pub fn git_state(root: &Path) -> (Option<String>, Option<bool>) {
+    let t = Duration::from_secs(30);
+    let root_s = root.to_string_lossy().to_string();
+    let commit = Cmd::new("git", &["-C", &root_s, "rev-parse", "HEAD"], t)
+        .run()
+        .ok()
+        .filter(|o| o.success)
+        .map(|o| o.stdout.trim().to_string())
+        .filter(|c| c.len() == 40);
+    match commit {
+        Some(c) => {
+            let dirty = Cmd::new("git", &["-C", &root_s, "status", "--porcelain", "--untracked-files=no"], t)
+                .run()
+                .ok()
+                .filter(|o| o.success)
+                .map(|o| !o.stdout.trim().is_empty());
+            (Some(c), dirty)
+        }
+        None => (read_head(&root.join(".git")), None),
+    }
+}
+
+fn read_head(git: &Path) -> Option<String> {
+    let head = fs::read_to_string(git.join("HEAD")).ok()?;
+    let head = head.trim();
+    let Some(r) = head.strip_prefix("ref: ") else {
+        return Some(head.to_string()).filter(|c| c.len() == 40);
+    };
+    if let Ok(c) = fs::read_to_string(git.join(r)) {
+        return Some(c.trim().to_string()).filter(|c| c.len() == 40);
+    }
+    let packed = fs::read_to_string(git.join("packed-refs")).ok()?;
+    packed.lines().find_map(|l| {
+        let (c, name) = l.split_once(' ')?;
+        (name == r && c.len() == 40).then(|| c.to_string())
+    })
+}
+
+/// Environment variables that matter for a job's behaviour, as recorded in `meta.json`.
+pub fn matters(key: &str) -> bool {
+    const PREFIXES: &[&str] =
+        &["CUDA_", "OMP_", "PYTHON", "MKL_", "TORCH", "PYTORCH_", "NVIDIA_", "NCCL_", "COLLOC_", "CUBLAS_", "CUDNN_"];
+    PREFIXES.iter().any(|p| key.starts_with(p)) || key == "LD_LIBRARY_PATH"
+}
+
+/// RFC 3339 UTC with milliseconds for Unix seconds.
+pub fn rfc3339(unix_seconds: f64) -> String {
+    let ms_total = (unix_seconds * 1000.0).round() as i64;
+    let (secs, ms) = (ms_total.div_euclid(1000), ms_total.rem_euclid(1000));
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (y, m, d) = civil_from_days(days);
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}Z", rem / 3600, (rem % 3600) / 60, rem % 60)
+}
+
+/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian (H. Hinnant's algorithm).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_known_instants() {
+        assert_eq!(rfc3339(0.0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339(951_782_400.5), "2000-02-29T00:00:00.500Z");
+        assert_eq!(rfc3339(1_764_524_096.0), "2025-11-30T17:34:56.000Z");
+    }
+
+    #[test]
+    fn env_filter() {
+        assert!(matters("CUDA_VISIBLE_DEVICES"));
+        assert!(matters("PYTHONPATH"));
+        assert!(!matters("HOME"));
+    }
+}

@@ -1,0 +1,369 @@
+//! Telemetry: one sampler thread per run (the run's one GPU) writes `telemetry.csv.gz` and
+//! `processes.csv.gz` (columns of `colloc_trace::telemetry`) while the jobs run.
+//!
+//! A metric that cannot be read stays an empty field, never a zero, and the reason goes to
+//! `meta.json` → `telemetry.unavailable` under the column's name (`<column> (MIG instance
+//! rows)` for per-instance rows, `processes.<column>` for `processes.csv.gz`). GPM metrics
+//! compare two samples, so the first row has none. A process row's `cpu_pct` covers the
+//! time since the previous sample (since its start for a new process).
+
+pub mod nvml;
+pub mod procfs;
+pub mod sim;
+
+use anyhow::{Context, Result};
+use colloc_trace::telemetry::{GPU_COLUMNS, PROCESS_COLUMNS};
+use flate2::write::GzEncoder;
+use flate2::Compression;
+use std::collections::{BTreeMap, HashMap};
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::jobs::Phase;
+
+/// What the sampler knows of a job.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct JobState {
+    pub pid: Option<u32>,
+    pub phase: Phase,
+}
+
+pub type SharedJobs = Arc<Mutex<Vec<JobState>>>;
+
+/// A number in a CSV field.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Num {
+    F(f64),
+    U(u64),
+    I(i64),
+}
+
+impl Num {
+    fn render(self, out: &mut String) {
+        use std::fmt::Write as _;
+        let _ = match self {
+            Num::F(v) if v.is_finite() => {
+                let s = format!("{v:.3}");
+                let s = s.trim_end_matches('0').trim_end_matches('.');
+                write!(out, "{}", if s.is_empty() || s == "-" { "0" } else { s })
+            }
+            Num::F(_) => Ok(()),
+            Num::U(v) => write!(out, "{v}"),
+            Num::I(v) => write!(out, "{v}"),
+        };
+    }
+}
+
+/// One row of `telemetry.csv.gz` without its time stamps.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuRow {
+    pub instance: i64,
+    values: Vec<Option<Num>>,
+}
+
+impl GpuRow {
+    pub fn new(instance: i64) -> Self {
+        GpuRow { instance, values: vec![None; GPU_COLUMNS.len()] }
+    }
+
+    /// Sets a column by name (names of `GPU_COLUMNS`).
+    pub fn set(&mut self, column: &str, v: Num) {
+        let i = GPU_COLUMNS.iter().position(|c| *c == column).unwrap_or_else(|| panic!("unknown column {column}"));
+        self.values[i] = Some(v);
+    }
+
+    pub fn get(&self, column: &str) -> Option<Num> {
+        GPU_COLUMNS.iter().position(|c| *c == column).and_then(|i| self.values[i])
+    }
+}
+
+/// One row of `processes.csv.gz` without its time stamps.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProcRow {
+    pub job: u32,
+    pub pids: u32,
+    pub cpu_pct: Option<f64>,
+    pub rss_bytes: Option<u64>,
+    pub gpu_mem_bytes: Option<u64>,
+}
+
+/// Which metrics were missing, how often, and why.
+#[derive(Debug, Default)]
+pub struct Gaps {
+    missing: BTreeMap<String, (u64, String)>,
+    rows: BTreeMap<&'static str, u64>,
+}
+
+impl Gaps {
+    /// A missing value in a whole-GPU row (`instance == false`) or a MIG-instance row.
+    pub fn miss(&mut self, column: &str, instance: bool, reason: impl FnOnce() -> String) {
+        let key = if instance { format!("{column} (MIG instance rows)") } else { column.to_string() };
+        let e = self.missing.entry(key).or_insert_with(|| (0, reason()));
+        e.0 += 1;
+    }
+
+    /// A missing value in `processes.csv.gz`.
+    pub fn miss_process(&mut self, column: &str, reason: impl FnOnce() -> String) {
+        let e = self.missing.entry(format!("processes.{column}")).or_insert_with(|| (0, reason()));
+        e.0 += 1;
+    }
+
+    fn count_row(&mut self, kind: &'static str) {
+        *self.rows.entry(kind).or_insert(0) += 1;
+    }
+
+    /// `meta.json` → `telemetry.unavailable`.
+    pub fn report(&self) -> BTreeMap<String, String> {
+        self.missing
+            .iter()
+            .map(|(k, (n, why))| {
+                let kind = if k.starts_with("processes.") {
+                    "process"
+                } else if k.ends_with("(MIG instance rows)") {
+                    "instance"
+                } else {
+                    "gpu"
+                };
+                let total = self.rows.get(kind).copied().unwrap_or(0);
+                let text = if *n >= total { why.clone() } else { format!("missing in {n} of {total} rows: {why}") };
+                (k.clone(), text)
+            })
+            .collect()
+    }
+}
+
+/// A source of GPU samples.
+pub trait GpuSource: Send {
+    /// `nvml` or `simulated`.
+    fn name(&self) -> &'static str;
+    /// The whole GPU's row (instance -1) and one per MIG instance.
+    fn sample(&mut self, jobs: &[JobState], gaps: &mut Gaps) -> Vec<GpuRow>;
+    /// pid → GPU memory used; `None` when unknown.
+    fn process_memory(&mut self, gaps: &mut Gaps) -> Option<HashMap<u32, Option<u64>>>;
+    /// Simulated process rows instead of `/proc` (`None`: read `/proc`).
+    fn simulated_processes(&mut self, _jobs: &[JobState]) -> Option<Vec<Option<ProcRow>>> {
+        None
+    }
+}
+
+/// What a finished sampler reports.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    pub rate_hz: f64,
+    pub samples: u64,
+    pub source: String,
+    pub unavailable: BTreeMap<String, String>,
+    /// CPU seconds the sampler thread used, and the seconds it ran.
+    pub cpu_seconds: f64,
+    pub wall_seconds: f64,
+}
+
+type Gz = GzEncoder<BufWriter<File>>;
+
+fn open_gz(path: &Path, header: &[&str]) -> Result<Gz> {
+    let f = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let mut gz = GzEncoder::new(BufWriter::new(f), Compression::default());
+    writeln!(gz, "{}", header.join(",")).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(gz)
+}
+
+fn close_gz(gz: Gz, path: &Path) -> Result<()> {
+    let buf = gz.finish().with_context(|| format!("cannot finish {}", path.display()))?;
+    let f = buf.into_inner().map_err(|e| e.into_error()).with_context(|| format!("cannot flush {}", path.display()))?;
+    f.sync_all().with_context(|| format!("cannot sync {}", path.display()))
+}
+
+/// The running sampler thread. Dropping it stops the thread.
+pub struct Sampler {
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<Result<Report>>>,
+}
+
+/// CPU seconds used by the calling thread.
+fn thread_cpu_seconds() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes into the timespec we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+impl Sampler {
+    /// Starts sampling into `dir/telemetry.csv.gz` and `dir/processes.csv.gz`; with
+    /// `rate_hz == 0` writes both files with their header only.
+    pub fn start(dir: &Path, rate_hz: f64, source: Box<dyn GpuSource>, jobs: SharedJobs) -> Result<Sampler> {
+        let tpath = dir.join(colloc_trace::layout::TELEMETRY);
+        let ppath = dir.join(colloc_trace::layout::PROCESSES);
+        let mut tel = open_gz(&tpath, GPU_COLUMNS)?;
+        let mut procs = open_gz(&ppath, PROCESS_COLUMNS)?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let handle = std::thread::Builder::new()
+            .name("telemetry".into())
+            .spawn(move || -> Result<Report> {
+                let mut source = source;
+                let cpu0 = thread_cpu_seconds();
+                let t0 = Instant::now();
+                let mut gaps = Gaps::default();
+                let mut meter = procfs::CpuMeter::new();
+                let mut samples = 0u64;
+                let enabled = rate_hz > 0.0 && rate_hz.is_finite();
+                let period = Duration::from_secs_f64(if enabled { 1.0 / rate_hz } else { 1.0 });
+                let mut next = Instant::now();
+                let mut line = String::with_capacity(256);
+                while enabled && !flag.load(Ordering::SeqCst) {
+                    let snapshot = jobs.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                    let mono = colloc_trace::monotonic_seconds();
+                    let wall = colloc_trace::wall_seconds();
+                    for row in source.sample(&snapshot, &mut gaps) {
+                        gaps.count_row(if row.instance < 0 { "gpu" } else { "instance" });
+                        line.clear();
+                        line.push_str(&format!("{mono:.6},{wall:.6},{}", row.instance));
+                        for v in &row.values[3..] {
+                            line.push(',');
+                            if let Some(v) = v {
+                                v.render(&mut line);
+                            }
+                        }
+                        line.push('\n');
+                        tel.write_all(line.as_bytes()).context("cannot write telemetry.csv.gz")?;
+                    }
+                    let rows = match source.simulated_processes(&snapshot) {
+                        Some(rows) => rows,
+                        None => {
+                            let mem = source.process_memory(&mut gaps);
+                            let roots: Vec<Option<u32>> = snapshot.iter().map(|j| j.pid).collect();
+                            meter
+                                .sample(&roots)
+                                .into_iter()
+                                .enumerate()
+                                .map(|(i, u)| {
+                                    u.map(|u| ProcRow {
+                                        job: i as u32,
+                                        pids: u.pids.len() as u32,
+                                        cpu_pct: u.cpu_pct,
+                                        rss_bytes: Some(u.rss_bytes),
+                                        gpu_mem_bytes: mem.as_ref().and_then(|m| {
+                                            let mut sum = 0u64;
+                                            for pid in &u.pids {
+                                                match m.get(pid) {
+                                                    Some(Some(b)) => sum += b,
+                                                    Some(None) => return None,
+                                                    None => {}
+                                                }
+                                            }
+                                            Some(sum)
+                                        }),
+                                    })
+                                })
+                                .collect()
+                        }
+                    };
+                    for r in rows.into_iter().flatten() {
+                        gaps.count_row("process");
+                        if r.gpu_mem_bytes.is_none() {
+                            gaps.miss_process("gpu_mem_bytes", || {
+                                "the driver did not report per-process memory".into()
+                            });
+                        }
+                        line.clear();
+                        line.push_str(&format!("{mono:.6},{wall:.6},{},{},", r.job, r.pids));
+                        if let Some(c) = r.cpu_pct {
+                            Num::F(c).render(&mut line);
+                        }
+                        line.push(',');
+                        if let Some(b) = r.rss_bytes {
+                            Num::U(b).render(&mut line);
+                        }
+                        line.push(',');
+                        if let Some(b) = r.gpu_mem_bytes {
+                            Num::U(b).render(&mut line);
+                        }
+                        line.push('\n');
+                        procs.write_all(line.as_bytes()).context("cannot write processes.csv.gz")?;
+                    }
+                    samples += 1;
+                    next += period;
+                    let now = Instant::now();
+                    if next < now {
+                        next = now;
+                    }
+                    while !flag.load(Ordering::SeqCst) {
+                        let left = next.saturating_duration_since(Instant::now());
+                        if left.is_zero() {
+                            break;
+                        }
+                        std::thread::sleep(left.min(Duration::from_millis(50)));
+                    }
+                }
+                close_gz(tel, &tpath)?;
+                close_gz(procs, &ppath)?;
+                Ok(Report {
+                    rate_hz: if enabled { rate_hz } else { 0.0 },
+                    samples,
+                    source: if enabled { source.name().to_string() } else { "off".into() },
+                    unavailable: gaps.report(),
+                    cpu_seconds: thread_cpu_seconds() - cpu0,
+                    wall_seconds: t0.elapsed().as_secs_f64(),
+                })
+            })
+            .context("cannot start the telemetry thread")?;
+        Ok(Sampler { stop, handle: Some(handle) })
+    }
+
+    /// Stops the thread and returns its report (the files are complete and synced).
+    pub fn stop(mut self) -> Result<Report> {
+        self.stop.store(true, Ordering::SeqCst);
+        match self.handle.take().expect("joined once").join() {
+            Ok(r) => r,
+            Err(_) => anyhow::bail!("the telemetry thread panicked"),
+        }
+    }
+}
+
+impl Drop for Sampler {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_render_without_noise() {
+        let r = |n: Num| {
+            let mut s = String::new();
+            n.render(&mut s);
+            s
+        };
+        assert_eq!(r(Num::F(312.5)), "312.5");
+        assert_eq!(r(Num::F(40.0)), "40");
+        assert_eq!(r(Num::F(0.0004)), "0");
+        assert_eq!(r(Num::F(f64::NAN)), "");
+        assert_eq!(r(Num::U(7)), "7");
+    }
+
+    #[test]
+    fn gaps_say_how_often() {
+        let mut g = Gaps::default();
+        for _ in 0..4 {
+            g.count_row("gpu");
+        }
+        g.miss("power_w", false, || "not supported".into());
+        for _ in 0..4 {
+            g.miss("sm_activity_pct", false, || "first sample".into());
+        }
+        let r = g.report();
+        assert_eq!(r["power_w"], "missing in 1 of 4 rows: not supported");
+        assert_eq!(r["sm_activity_pct"], "first sample");
+    }
+}

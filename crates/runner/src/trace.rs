@@ -1,0 +1,76 @@
+//! A run's trace directory: written as `runs/.tmp-<run-id>`, every file fsynced, renamed to
+//! `runs/<run-id>`, then added to the campaign's `SHA256SUMS`. Once in the manifest it is
+//! never touched again.
+
+use anyhow::{bail, Context, Result};
+use colloc_trace::layout::RUNS_DIR;
+use colloc_trace::manifest;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+pub const TMP_PREFIX: &str = ".tmp-";
+
+pub struct TraceDir {
+    pub campaign: PathBuf,
+    pub run_id: String,
+    /// The temporary directory being written.
+    pub path: PathBuf,
+}
+
+impl TraceDir {
+    /// Creates `runs/.tmp-<run-id>`; fails when it or `runs/<run-id>` exists.
+    pub fn create(campaign: &Path, run_id: &str) -> Result<TraceDir> {
+        let runs = campaign.join(RUNS_DIR);
+        fs::create_dir_all(&runs).with_context(|| format!("cannot create {}", runs.display()))?;
+        if runs.join(run_id).exists() {
+            bail!("{} exists already: a run directory is never overwritten", runs.join(run_id).display());
+        }
+        let path = runs.join(format!("{TMP_PREFIX}{run_id}"));
+        fs::create_dir(&path).with_context(|| format!("cannot create {}", path.display()))?;
+        Ok(TraceDir { campaign: campaign.to_path_buf(), run_id: run_id.to_string(), path })
+    }
+
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.path.join(name)
+    }
+
+    /// Writes a file and syncs it.
+    pub fn write(&self, name: &str, bytes: &[u8]) -> Result<()> {
+        let p = self.file(name);
+        let mut f = fs::File::create(&p).with_context(|| format!("cannot create {}", p.display()))?;
+        f.write_all(bytes).and_then(|_| f.sync_all()).with_context(|| format!("cannot write {}", p.display()))
+    }
+
+    /// Writes pretty JSON with a final newline.
+    pub fn write_json<T: serde::Serialize>(&self, name: &str, value: &T) -> Result<()> {
+        let mut text = serde_json::to_string_pretty(value).context("serialising JSON")?;
+        text.push('\n');
+        self.write(name, text.as_bytes())
+    }
+
+    /// Syncs every file (including those the jobs wrote), renames the directory into place
+    /// and adds it to the manifest. Returns the final path.
+    pub fn finalize(self) -> Result<PathBuf> {
+        for entry in fs::read_dir(&self.path).with_context(|| format!("cannot list {}", self.path.display()))? {
+            let p = entry?.path();
+            if p.is_file() {
+                fs::File::open(&p)
+                    .and_then(|f| f.sync_all())
+                    .with_context(|| format!("cannot sync {}", p.display()))?;
+            }
+        }
+        manifest::fsync_dir(&self.path)?;
+        let runs = self.campaign.join(RUNS_DIR);
+        let dest = runs.join(&self.run_id);
+        if dest.exists() {
+            bail!("{} appeared while the run was written; the trace stays in {}", dest.display(), self.path.display());
+        }
+        fs::rename(&self.path, &dest)
+            .with_context(|| format!("cannot rename {} to {}", self.path.display(), dest.display()))?;
+        manifest::fsync_dir(&runs)?;
+        manifest::add_dir(&self.campaign, &format!("{RUNS_DIR}/{}", self.run_id))
+            .with_context(|| format!("cannot add {} to {}", dest.display(), colloc_trace::layout::MANIFEST))?;
+        Ok(dest)
+    }
+}

@@ -1,0 +1,236 @@
+//! Plans, options and trace readers shared by the runner's tests.
+#![allow(dead_code)]
+
+use colloc_plan::{
+    GpuTarget, JobData, Mode, MpsLimits, Plan, PlannedJob, PlannedWorkload, ProtocolKind, ProtocolPlan, Totals,
+    Training,
+};
+use colloc_runner::{ProgressMode, RunOptions, SimOptions};
+use colloc_trace::events::{Event, EventBody};
+use colloc_trace::jobfile::DataSource;
+use colloc_trace::meta::RunMeta;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+pub fn runner_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_colloc-runner"))
+}
+
+pub fn project_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+pub fn job(model: &str) -> PlannedJob {
+    PlannedJob {
+        model: model.into(),
+        model_class: "small".into(),
+        dataset: "cifar10".into(),
+        batch_size: 128,
+        mig_profile: None,
+        mig_class: None,
+        mps_limits: None,
+        data: JobData {
+            source: DataSource::Synthetic,
+            name: "cifar10".into(),
+            path: None,
+            image_size: 32,
+            train_count: 50_000,
+            val_count: 10_000,
+            fraction: 1.0,
+            format: "png".into(),
+        },
+        training: Training {
+            lr: 0.05,
+            momentum: 0.9,
+            weight_decay: 2e-5,
+            label_smoothing: 0.1,
+            schedule: "cosine".into(),
+            precision: "fp32".into(),
+            channels_last: false,
+            workers: 4,
+            input_size: None,
+            num_classes: 1000,
+            color_jitter: 0.4,
+            validate_every_epoch: true,
+            seed: 42,
+        },
+    }
+}
+
+pub fn mig_job(model: &str, profile: &str) -> PlannedJob {
+    let mut j = job(model);
+    j.mig_profile = Some(profile.into());
+    j.mig_class = profile.split('.').next().map(str::to_string);
+    j
+}
+
+pub fn limited_job(model: &str, pct: u32, mib: u64) -> PlannedJob {
+    let mut j = job(model);
+    j.mps_limits =
+        Some(MpsLimits { active_thread_percentage: pct, pinned_mem_limit_mib: mib, stands_in_for: "3g.71gb".into() });
+    j
+}
+
+pub fn workload(id: &str, mode: Mode, jobs: Vec<PlannedJob>) -> PlannedWorkload {
+    PlannedWorkload {
+        id: id.into(),
+        experiment: 33,
+        label: id.into(),
+        mode,
+        feasible: true,
+        reason: None,
+        repetitions: 1,
+        data: "synthetic".into(),
+        headline: false,
+        radt: None,
+        estimated_seconds: 60.0,
+        jobs,
+    }
+}
+
+pub fn plan(workloads: Vec<PlannedWorkload>) -> Plan {
+    let jobs = workloads.iter().map(|w| w.jobs.len()).sum();
+    let runs = workloads.iter().map(|w| w.repetitions as usize).sum();
+    Plan {
+        plan_version: 1,
+        campaign: Some("test".into()),
+        gpu: GpuTarget {
+            key: "h200-141gb".into(),
+            name: "NVIDIA H200".into(),
+            sms: 132,
+            memory_gib: 140.0,
+            compute_slices: 7,
+            memory_slices: 8,
+        },
+        protocol: ProtocolPlan {
+            name: "quick".into(),
+            kind: ProtocolKind::Quick { warmup_steps: 10, window_seconds: 20.0, sample_every: 10 },
+            timeout_seconds: 600.0,
+        },
+        totals: Totals {
+            workloads: workloads.len(),
+            jobs,
+            infeasible: 0,
+            runs,
+            estimated_gpu_seconds: 60.0 * runs as f64,
+        },
+        workloads,
+        spec_hash: "0".repeat(64),
+    }
+}
+
+/// Options for a simulated campaign in `out` (quiet, fast).
+pub fn sim_options(out: &Path) -> RunOptions {
+    let mut o = RunOptions::new(out);
+    o.simulate = Some(SimOptions { time_scale: 0.01, mig_mode: None, exec_mode_commands: false, seed: 7 });
+    o.job_command = vec![runner_bin().to_string_lossy().into_owned(), "fake-job".into()];
+    o.progress = ProgressMode::Plain;
+    o.kill_grace = Duration::from_secs(2);
+    o.telemetry_hz = 20.0;
+    o
+}
+
+pub fn write_plan(dir: &Path, p: &Plan) -> PathBuf {
+    let path = dir.join("plan.json");
+    std::fs::write(&path, serde_json::to_string_pretty(p).unwrap()).unwrap();
+    path
+}
+
+pub fn meta(campaign: &Path, run_id: &str) -> RunMeta {
+    let p = campaign.join("runs").join(run_id).join("meta.json");
+    serde_json::from_str(&std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))).unwrap()
+}
+
+pub fn events(run_dir: &Path, job: usize) -> Vec<Event> {
+    let p = run_dir.join(format!("job-{job}.events.jsonl"));
+    colloc_trace::events::parse_log(&std::fs::read_to_string(&p).unwrap()).unwrap()
+}
+
+pub fn first(events: &[Event], kind: &str) -> Option<f64> {
+    events.iter().find(|e| e.body.kind() == kind).map(|e| e.mono)
+}
+
+/// Pids from the `hello` events of every job log under `dir` (recursively).
+pub fn job_pids(dir: &Path) -> Vec<u32> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else { return out };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(job_pids(&p));
+        } else if p.to_string_lossy().ends_with(".events.jsonl") {
+            for line in std::fs::read_to_string(&p).unwrap_or_default().lines() {
+                if let Ok(Event { body: EventBody::Hello { pid, .. }, .. }) = serde_json::from_str::<Event>(line) {
+                    out.push(pid);
+                }
+            }
+        }
+    }
+    out
+}
+
+pub fn alive(pid: u32) -> bool {
+    // A zombie is dead for our purposes.
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => !s.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
+/// `sha256sum -c SHA256SUMS` in the campaign directory.
+pub fn sha256sum_check(campaign: &Path) -> (bool, String) {
+    let out = Command::new("sha256sum")
+        .args(["--quiet", "-c", "SHA256SUMS"])
+        .current_dir(campaign)
+        .output()
+        .expect("sha256sum runs");
+    (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+}
+
+/// Waits for `cond`, panicking with `what` after `limit`.
+pub fn wait_for(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !cond() {
+        if start.elapsed() > limit {
+            panic!("timed out waiting for {what}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Runs `python3 workloads/validate_events.py` on logs; `None` when the script or Python is
+/// missing.
+pub fn validate_events(logs: &[PathBuf], partial: bool) -> Option<(bool, String)> {
+    let script = project_root().join("workloads/validate_events.py");
+    if !script.exists() {
+        eprintln!("note: {} is absent; event logs not validated", script.display());
+        return None;
+    }
+    let mut cmd = Command::new("python3");
+    cmd.arg(&script);
+    if partial {
+        cmd.arg("--partial");
+    }
+    match cmd.args(logs).output() {
+        Ok(out) => Some((
+            out.status.success(),
+            format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)),
+        )),
+        Err(e) => {
+            eprintln!("note: python3 cannot run ({e}); event logs not validated");
+            None
+        }
+    }
+}
+
+pub fn logs_in(run_dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(run_dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().ends_with(".events.jsonl"))
+        .collect();
+    v.sort();
+    v
+}

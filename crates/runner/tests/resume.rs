@@ -1,0 +1,81 @@
+//! The runner binary killed with SIGKILL in the middle of a campaign, then resumed.
+
+mod common;
+
+use colloc_plan::Mode;
+use colloc_trace::meta::RunStatus;
+use common::*;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+#[test]
+fn sigkill_then_resume_loses_and_duplicates_no_run() {
+    let d = tempfile::tempdir().unwrap();
+    let camp = d.path().join("campaign");
+    let ids: Vec<String> = (0..6).map(|i| format!("wl-{i}-naive")).collect();
+    let p = plan(ids.iter().map(|id| workload(id, Mode::Naive, vec![job("resnet26"), job("resnet50")])).collect());
+    let plan_path = write_plan(d.path(), &p);
+    let args = |extra: &[&str]| {
+        let mut c = Command::new(runner_bin());
+        c.args(["run", "--plan"])
+            .arg(&plan_path)
+            .arg("--out")
+            .arg(&camp)
+            .args(["--simulate", "--time-scale", "0.02", "--progress", "plain"])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        c
+    };
+    let mut child = args(&[]).spawn().unwrap();
+    let listed = |n: usize| {
+        let text = std::fs::read_to_string(camp.join("SHA256SUMS")).unwrap_or_default();
+        ids.iter().filter(|id| text.contains(&format!("runs/{id}.r1/meta.json"))).count() >= n
+    };
+    let tmp_exists = || {
+        std::fs::read_dir(camp.join("runs"))
+            .map(|r| r.flatten().any(|e| e.file_name().to_string_lossy().starts_with(".tmp-")))
+            .unwrap_or(false)
+    };
+    wait_for("two runs in the manifest", Duration::from_secs(90), || listed(2));
+    wait_for("a run in progress", Duration::from_secs(30), tmp_exists);
+    std::thread::sleep(Duration::from_millis(150));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+
+    // The jobs die with the runner.
+    let pids = job_pids(&camp.join("runs"));
+    assert!(!pids.is_empty());
+    wait_for("the orphaned jobs to die", Duration::from_secs(10), || pids.iter().all(|p| !alive(*p)));
+
+    let done_before = ids.iter().filter(|id| camp.join("runs").join(format!("{id}.r1")).exists()).count();
+    assert!((2..6).contains(&done_before), "{done_before} runs before the kill");
+
+    let out = args(&[]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("quarantined"), "the interrupted run is quarantined:\n{stderr}");
+
+    let mut names: Vec<String> = std::fs::read_dir(camp.join("runs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let expected: Vec<String> = ids.iter().map(|id| format!("{id}.r1")).collect();
+    assert_eq!(names, expected, "every run exactly once, no attempt twice, no temporary directory");
+    for id in &expected {
+        assert_eq!(meta(&camp, id).status, RunStatus::Ok, "{id}");
+    }
+    let quarantined: Vec<_> = std::fs::read_dir(camp.join("quarantine")).unwrap().flatten().collect();
+    assert!(!quarantined.is_empty());
+    let (ok, text) = sha256sum_check(&camp);
+    assert!(ok, "{text}");
+    assert!(colloc_runner::verify_campaign(&camp).unwrap().is_empty());
+
+    // A third invocation has nothing to do.
+    let out = args(&[]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && stderr.contains("6 already done, 0 made now"), "{stderr}");
+}

@@ -1,0 +1,318 @@
+//! The runner with the simulated backend, in-process: barrier, failures, timeout, traces.
+
+mod common;
+
+use colloc_plan::{Mode, ProtocolKind};
+use colloc_runner::run_campaign;
+use colloc_trace::events::EventBody;
+use colloc_trace::manifest::Problem;
+use colloc_trace::meta::RunStatus;
+use common::*;
+use std::time::{Duration, Instant};
+
+#[test]
+fn barrier_releases_all_jobs_together_and_nothing_is_measured_before() {
+    let d = tempfile::tempdir().unwrap();
+    let p = plan(vec![workload("e33-r50-x4-naive", Mode::Naive, (0..4).map(|_| job("resnet50")).collect())]);
+    let mut o = sim_options(d.path());
+    // Job 2 takes four times longer to get ready: the others must wait for it.
+    o.job_env = vec![("COLLOC_FAKE_SLOW".into(), "2".into()), ("COLLOC_FAKE_SLOW_FACTOR".into(), "4".into())];
+    let s = run_campaign(&p, &o).unwrap();
+    assert_eq!(s.count(RunStatus::Ok), 1, "{}", s.render());
+    let m = meta(d.path(), "e33-r50-x4-naive.r1");
+    let release = m.release_mono.expect("released");
+    let run = d.path().join("runs/e33-r50-x4-naive.r1");
+    let mut releases = Vec::new();
+    for j in 0..4 {
+        let ev = events(&run, j);
+        let ready = first(&ev, "ready").unwrap();
+        assert!(ready <= release, "job {j} ready at {ready} after release {release}");
+        let rel = first(&ev, "release").unwrap();
+        assert!(rel >= release, "job {j} saw release at {rel} before {release}");
+        releases.push(rel);
+        for e in &ev {
+            if matches!(e.body, EventBody::Sample { .. } | EventBody::WindowStart { .. } | EventBody::EpochEnd { .. }) {
+                assert!(e.mono > release, "job {j}: {} before release", e.body.kind());
+            }
+        }
+        assert!(ev.iter().any(|e| e.body.kind() == "sample"));
+    }
+    let spread = releases.iter().cloned().fold(f64::MIN, f64::max) - releases.iter().cloned().fold(f64::MAX, f64::min);
+    assert!(spread < 1.0, "releases spread over {spread} s");
+    // The slow job was the last ready, long after the first.
+    let readies: Vec<f64> = (0..4).map(|j| first(&events(&run, j), "ready").unwrap()).collect();
+    assert!(readies[2] >= readies.iter().cloned().fold(f64::MIN, f64::max) - 1e-9);
+    assert!(m.telemetry.samples > 0 && m.telemetry.source == "simulated");
+    assert!(m.simulated && m.gpu.as_ref().unwrap().name.starts_with("Simulated "));
+    assert_eq!(m.jobs.len(), 4);
+    assert!(m.jobs.iter().all(|j| j.exit_code == Some(0) && j.failure.is_none() && j.versions.is_some()));
+    let (ok, text) = sha256sum_check(d.path());
+    assert!(ok, "{text}");
+}
+
+#[test]
+fn failing_jobs_fail_their_run_and_the_campaign_goes_on() {
+    let d = tempfile::tempdir().unwrap();
+    let p = plan(vec![
+        workload("wl-fail-naive", Mode::Naive, vec![job("resnet26"), job("resnet26")]),
+        workload("wl-setup-naive", Mode::Naive, vec![job("resnet26"), job("resnet26")]),
+        workload("wl-oom-mps", Mode::Mps, vec![job("resnet26"), job("resnet26")]),
+        workload("wl-crash-naive", Mode::Naive, vec![job("resnet26")]),
+        workload("wl-toobig-naive", Mode::Naive, (0..7).map(|_| job("resnet152")).collect()),
+        workload("wl-fine-exclusive", Mode::Exclusive, vec![job("resnet26")]),
+    ]);
+    let mut o = sim_options(d.path());
+    o.job_env = vec![
+        ("COLLOC_FAKE_FAIL".into(), "wl-fail:1".into()),
+        ("COLLOC_FAKE_FAIL_SETUP".into(), "wl-setup:0".into()),
+        ("COLLOC_FAKE_OOM".into(), "wl-oom:1".into()),
+        ("COLLOC_FAKE_CRASH".into(), "wl-crash:0".into()),
+    ];
+    let s = run_campaign(&p, &o).unwrap();
+    assert_eq!((s.count(RunStatus::Failed), s.count(RunStatus::Ok)), (5, 1), "{}", s.render());
+    assert!(s.stopped.is_none());
+
+    let m = meta(d.path(), "wl-fail-naive.r1");
+    let r = m.reason.clone().unwrap();
+    assert!(r.contains("job 1") && r.contains("injected failure") && r.contains("stderr:"), "{r}");
+    assert_eq!(m.jobs[1].exit_code, Some(1));
+    assert_eq!(m.jobs[0].exit_code, Some(0), "the other job trains to its end");
+    let stderr = std::fs::read_to_string(d.path().join("runs/wl-fail-naive.r1/job-1.stderr.txt")).unwrap();
+    assert!(stderr.contains("RuntimeError"), "{stderr}");
+
+    let m = meta(d.path(), "wl-setup-naive.r1");
+    assert!(m.release_mono.is_none());
+    assert!(m.reason.as_deref().unwrap().contains("job 0 (resnet26) ended before it was ready"), "{:?}", m.reason);
+    assert_eq!(m.jobs[1].exit_code, Some(3), "the other job is aborted: {:?}", m.jobs[1]);
+
+    let m = meta(d.path(), "wl-oom-mps.r1");
+    assert!(m.reason.as_deref().unwrap().contains("job 1 (resnet26): out of memory"), "{:?}", m.reason);
+    assert_eq!(m.jobs[1].exit_code, Some(4));
+
+    let m = meta(d.path(), "wl-crash-naive.r1");
+    assert_eq!(m.jobs[0].signal, Some(9));
+    assert!(m.reason.as_deref().unwrap().contains("killed by signal 9"), "{:?}", m.reason);
+
+    // Seven resnet152 at batch 128 do not fit into 140 GiB: the simulated model says so.
+    let m = meta(d.path(), "wl-toobig-naive.r1");
+    assert!(m.reason.as_deref().unwrap().contains("out of memory"), "{:?}", m.reason);
+
+    assert_eq!(meta(d.path(), "wl-fine-exclusive.r1").status, RunStatus::Ok);
+    let (ok, text) = sha256sum_check(d.path());
+    assert!(ok, "{text}");
+
+    // Every log, failed ones included, follows the protocol (a crashed job's log stops early).
+    let runs = d.path().join("runs");
+    let mut complete = Vec::new();
+    for r in ["wl-fail-naive.r1", "wl-setup-naive.r1", "wl-oom-mps.r1", "wl-toobig-naive.r1", "wl-fine-exclusive.r1"] {
+        complete.extend(logs_in(&runs.join(r)));
+    }
+    if let Some((ok, text)) = validate_events(&complete, false) {
+        assert!(ok, "{text}");
+    }
+    if let Some((ok, text)) = validate_events(&logs_in(&runs.join("wl-crash-naive.r1")), true) {
+        assert!(ok, "{text}");
+    }
+}
+
+#[test]
+fn hanging_jobs_are_stopped_by_the_timeout() {
+    let d = tempfile::tempdir().unwrap();
+    let mut p = plan(vec![
+        workload("wl-hang-naive", Mode::Naive, vec![job("resnet26"), job("resnet26")]),
+        workload("wl-hangsetup-naive", Mode::Naive, vec![job("resnet26"), job("resnet26")]),
+    ]);
+    p.protocol.timeout_seconds = 100.0;
+    let mut o = sim_options(d.path());
+    // (100 s × 0.01 + 10 s) × 0.3 = 3.3 s per run.
+    o.timeout_scale = 0.3;
+    o.kill_grace = Duration::from_secs(1);
+    o.job_env = vec![
+        ("COLLOC_FAKE_HANG".into(), "wl-hang-naive:0".into()),
+        ("COLLOC_FAKE_HANG_SETUP".into(), "wl-hangsetup:1".into()),
+    ];
+    let t0 = Instant::now();
+    let s = run_campaign(&p, &o).unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(60));
+    assert_eq!(s.count(RunStatus::Failed), 2, "{}", s.render());
+    for (run, hung) in [("wl-hang-naive.r1", 0), ("wl-hangsetup-naive.r1", 1)] {
+        let m = meta(d.path(), run);
+        let r = m.reason.clone().unwrap();
+        assert!(r.starts_with("timeout after 3.3 s"), "{r}");
+        assert!(m.jobs[hung].failure.as_deref().unwrap().contains("timeout"), "{:?}", m.jobs[hung]);
+        assert_eq!(m.jobs[hung].signal, Some(15), "SIGTERM stops it: {:?}", m.jobs[hung]);
+        for pid in job_pids(&d.path().join("runs").join(run)) {
+            assert!(!alive(pid), "job process {pid} survived");
+        }
+    }
+    assert!(meta(d.path(), "wl-hangsetup-naive.r1").release_mono.is_none());
+}
+
+#[test]
+fn event_logs_follow_the_protocol_in_both_protocols() {
+    let d = tempfile::tempdir().unwrap();
+    let mut small = job("resnet26");
+    small.data.train_count = 1280; // 10 steps per epoch
+    small.data.val_count = 256;
+    let mut p = plan(vec![
+        workload("wl-quick-mps", Mode::Mps, vec![job("resnet26"), job("resnet50")]),
+        workload("wl-paper-naive", Mode::Naive, vec![small.clone(), small]),
+        workload("wl-mig", Mode::Mig, vec![mig_job("resnet26", "1g.18gb"), mig_job("resnet50", "3g.71gb")]),
+    ]);
+    let s = run_campaign(&p, &sim_options(d.path())).unwrap();
+    assert_eq!(s.count(RunStatus::Ok), 3, "{}", s.render());
+    let mut logs = Vec::new();
+    for r in ["wl-quick-mps.r1", "wl-paper-naive.r1", "wl-mig.r1"] {
+        logs.extend(logs_in(&d.path().join("runs").join(r)));
+    }
+    // The paper protocol: two whole epochs with validation.
+    let d2 = tempfile::tempdir().unwrap();
+    p.protocol.kind = ProtocolKind::Paper { epochs: 2, sample_every: 3 };
+    p.workloads.retain(|w| w.id == "wl-paper-naive");
+    let s = run_campaign(&p, &sim_options(d2.path())).unwrap();
+    assert_eq!(s.count(RunStatus::Ok), 1, "{}", s.render());
+    let run = d2.path().join("runs/wl-paper-naive.r1");
+    let ev = events(&run, 0);
+    let epochs: Vec<_> = ev.iter().filter(|e| e.body.kind() == "epoch_end").collect();
+    assert_eq!(epochs.len(), 2);
+    assert!(matches!(epochs[1].body, EventBody::EpochEnd { images: 1280, val_top1: Some(_), .. }));
+    assert!(matches!(
+        ev.last().unwrap().body,
+        EventBody::End { reason: colloc_trace::events::EndReason::Completed, .. }
+    ));
+    logs.extend(logs_in(&run));
+    if let Some((ok, text)) = validate_events(&logs, false) {
+        assert!(ok, "{text}");
+    }
+    // MIG: per-instance telemetry rows and the instances in meta.json.
+    let m = meta(d.path(), "wl-mig.r1");
+    let mig = m.mig.unwrap();
+    assert!(mig.torn_down && mig.instances.len() == 2);
+    assert_eq!(m.jobs[0].device.as_deref(), Some(mig.instances[0].device_uuid.as_str()));
+    let tel = gunzip(&d.path().join("runs/wl-mig.r1/telemetry.csv.gz"));
+    assert!(tel.lines().skip(1).any(|l| l.split(',').nth(2) == Some("1")), "no instance rows:\n{tel}");
+}
+
+fn gunzip(p: &std::path::Path) -> String {
+    use std::io::Read;
+    let mut s = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(p).unwrap()).read_to_string(&mut s).unwrap();
+    s
+}
+
+#[test]
+fn telemetry_files_have_the_documented_columns_and_no_fake_zeros() {
+    let d = tempfile::tempdir().unwrap();
+    let p = plan(vec![workload("wl-tel-naive", Mode::Naive, vec![job("resnet50"), job("resnet26")])]);
+    run_campaign(&p, &sim_options(d.path())).unwrap();
+    let run = d.path().join("runs/wl-tel-naive.r1");
+    let tel = gunzip(&run.join("telemetry.csv.gz"));
+    let mut lines = tel.lines();
+    assert_eq!(lines.next().unwrap(), colloc_trace::telemetry::GPU_COLUMNS.join(","));
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert!(!rows.is_empty());
+    assert!(rows.iter().all(|r| r.len() == colloc_trace::telemetry::GPU_COLUMNS.len()));
+    assert!(rows.iter().any(|r| r[3].parse::<f64>().unwrap() > 200.0), "some row shows training power");
+    let procs = gunzip(&run.join("processes.csv.gz"));
+    let mut lines = procs.lines();
+    assert_eq!(lines.next().unwrap(), colloc_trace::telemetry::PROCESS_COLUMNS.join(","));
+    let jobs: std::collections::BTreeSet<&str> = lines.map(|l| l.split(',').nth(2).unwrap()).collect();
+    assert_eq!(jobs.into_iter().collect::<Vec<_>>(), vec!["0", "1"]);
+}
+
+#[test]
+fn a_corrupted_trace_is_detected_and_nothing_is_run() {
+    let d = tempfile::tempdir().unwrap();
+    let p = plan(vec![
+        workload("wl-a-exclusive", Mode::Exclusive, vec![job("resnet26")]),
+        workload("wl-b-exclusive", Mode::Exclusive, vec![job("resnet26")]),
+    ]);
+    let mut o = sim_options(d.path());
+    o.only = vec!["wl-a-exclusive".into()];
+    run_campaign(&p, &o).unwrap();
+    assert!(colloc_runner::verify_campaign(d.path()).unwrap().is_empty());
+    let f = d.path().join("runs/wl-a-exclusive.r1/job-0.events.jsonl");
+    let mut bytes = std::fs::read(&f).unwrap();
+    let n = bytes.len();
+    bytes[n / 2] ^= 0x20;
+    std::fs::write(&f, bytes).unwrap();
+    let problems = colloc_runner::verify_campaign(d.path()).unwrap();
+    assert!(
+        matches!(problems.as_slice(), [Problem::Altered { path, .. }] if path == "runs/wl-a-exclusive.r1/job-0.events.jsonl"),
+        "{problems:?}"
+    );
+    let (ok, _) = sha256sum_check(d.path());
+    assert!(!ok, "sha256sum -c must fail too");
+    o.only.clear();
+    let err = run_campaign(&p, &o).unwrap_err().to_string();
+    assert!(err.contains("runs/wl-a-exclusive.r1/job-0.events.jsonl") && err.contains("checksum differs"), "{err}");
+    assert!(!d.path().join("runs/wl-b-exclusive.r1").exists());
+}
+
+#[test]
+fn resume_skips_done_runs_and_force_adds_attempts() {
+    let d = tempfile::tempdir().unwrap();
+    let mut w = workload("wl-rep-exclusive", Mode::Exclusive, vec![job("resnet26")]);
+    w.repetitions = 2;
+    let mut infeasible = workload("wl-inf-mig", Mode::Mig, vec![mig_job("resnet152", "7g.141gb")]);
+    infeasible.feasible = false;
+    infeasible.reason = Some("needs 9 of 7 compute slices".into());
+    let p = plan(vec![w, infeasible]);
+    let mut o = sim_options(d.path());
+    let s = run_campaign(&p, &o).unwrap();
+    assert_eq!((s.count(RunStatus::Ok), s.count(RunStatus::Infeasible)), (2, 1), "{}", s.render());
+    let m = meta(d.path(), "wl-inf-mig.r1");
+    assert_eq!(m.reason.as_deref(), Some("needs 9 of 7 compute slices"));
+    let before = std::fs::read(d.path().join("SHA256SUMS")).unwrap();
+
+    let s = run_campaign(&p, &o).unwrap();
+    assert!(s.runs.is_empty() && s.already_done.len() == 3, "{}", s.render());
+    assert_eq!(std::fs::read(d.path().join("SHA256SUMS")).unwrap(), before);
+
+    o.force = true;
+    o.only = vec!["wl-rep-exclusive.r2".into()];
+    let s = run_campaign(&p, &o).unwrap();
+    assert_eq!(s.runs.iter().map(|r| r.run_id.as_str()).collect::<Vec<_>>(), vec!["wl-rep-exclusive.r2.a2"]);
+    assert_eq!(meta(d.path(), "wl-rep-exclusive.r2.a2").attempt, 2);
+    let after = String::from_utf8(std::fs::read(d.path().join("SHA256SUMS")).unwrap()).unwrap();
+    for line in String::from_utf8(before).unwrap().lines() {
+        assert!(after.contains(line), "an entry changed: {line}");
+    }
+    let (ok, text) = sha256sum_check(d.path());
+    assert!(ok, "{text}");
+
+    o.only = vec!["nonexistent".into()];
+    assert!(run_campaign(&p, &o).unwrap_err().to_string().contains("--only nonexistent"));
+}
+
+#[test]
+fn mig_mode_off_skips_mig_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let p = plan(vec![
+        workload("wl-mig", Mode::Mig, vec![mig_job("resnet26", "1g.18gb")]),
+        workload("wl-naive", Mode::Naive, vec![job("resnet26")]),
+    ]);
+    let mut o = sim_options(d.path());
+    o.simulate.as_mut().unwrap().mig_mode = Some(false);
+    let s = run_campaign(&p, &o).unwrap();
+    assert_eq!((s.count(RunStatus::Skipped), s.count(RunStatus::Ok)), (1, 1), "{}", s.render());
+    let m = meta(d.path(), "wl-mig.r1");
+    assert!(m.reason.as_deref().unwrap().contains("MIG mode is off on GPU 0"), "{:?}", m.reason);
+    let files: Vec<_> =
+        std::fs::read_dir(d.path().join("runs/wl-mig.r1")).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert_eq!(files, vec![std::ffi::OsString::from("meta.json")]);
+}
+
+#[test]
+fn a_job_that_cannot_start_fails_its_run() {
+    let d = tempfile::tempdir().unwrap();
+    let p = plan(vec![workload("wl-nostart-naive", Mode::Naive, vec![job("resnet26"), job("resnet26")])]);
+    let mut o = sim_options(d.path());
+    o.job_command = vec!["/nonexistent/train".into()];
+    let s = run_campaign(&p, &o).unwrap();
+    assert_eq!(s.count(RunStatus::Failed), 1, "{}", s.render());
+    let m = meta(d.path(), "wl-nostart-naive.r1");
+    let r = m.reason.unwrap();
+    assert!(r.contains("ended before it was ready") && r.contains("cannot start `/nonexistent/train"), "{r}");
+    assert!(m.jobs.iter().all(|j| j.pid.is_none() && j.failure.is_some()));
+}
