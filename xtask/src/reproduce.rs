@@ -1,10 +1,136 @@
-//! `cargo xtask reproduce`: verify, analyse, regenerate, print the claims.
+//! `cargo xtask reproduce`: verify the traces, analyse them, regenerate `figures/` and
+//! `paper/`, print the claims.
+//!
+//! Needs no GPU. The campaign is `--campaign NAME` or the one `artifact.yaml` ships
+//! (`shipped_campaign`); its traces are `data/<name>/` (or the campaign's `out`). A trace
+//! that differs from its `SHA256SUMS` stops everything with an error naming the files.
+//! `--check` regenerates in memory and fails if the files under the project differ.
+
+use anyhow::{bail, Result};
+use colloc_analysis::claims::{evaluate, ClaimOutcome};
+use colloc_report::{Inputs, Layout};
+use colloc_spec::gpu::GpuTable;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Instant;
+
 #[derive(clap::Args)]
 pub struct Args {
+    /// Campaign to analyse (default: artifact.yaml's `shipped_campaign`).
     #[arg(long)]
     pub campaign: Option<String>,
+    /// Run the campaign on this machine's GPU first.
+    #[arg(long)]
+    pub run: bool,
+    /// Do not write: fail if the outputs under the project are not what the traces give.
+    #[arg(long)]
+    pub check: bool,
 }
-pub fn main(_a: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`cargo xtask reproduce` is not implemented yet")
+
+/// What a reproduction produced.
+pub struct Outcome {
+    pub campaign: String,
+    pub claims: Vec<ClaimOutcome>,
+    /// `--check`: how the project's outputs differ (empty: up to date). Otherwise: the files written.
+    pub changes: Vec<String>,
+    pub outputs: usize,
+    pub timing: String,
+}
+
+pub fn main(a: Args) -> Result<ExitCode> {
+    let root = crate::project_root();
+    if a.run {
+        // First what the campaign lacks, on this machine's GPU (runs already made are kept).
+        let name = match &a.campaign {
+            Some(c) => c.clone(),
+            None => colloc_spec::load_project(&root).map_err(|d| anyhow::anyhow!("{d}"))?.artifact.shipped_campaign.value,
+        };
+        let code = crate::run::main(crate::run::Args::for_campaign(&name))?;
+        if code != ExitCode::SUCCESS {
+            eprintln!("the run of campaign {name} did not complete; nothing was reproduced");
+            return Ok(code);
+        }
+    }
+    let o = reproduce(&root, a.campaign.as_deref(), a.check)?;
+    print!("{}", colloc_report::claims::console(&o.claims));
+    println!("{}", o.timing);
+    if a.check {
+        if o.changes.is_empty() {
+            println!("outputs are up to date with campaign {}", o.campaign);
+            Ok(ExitCode::SUCCESS)
+        } else {
+            eprintln!("outputs are stale (run `cargo xtask reproduce` and commit the result):");
+            for c in &o.changes {
+                eprintln!("  {c}");
+            }
+            Ok(ExitCode::FAILURE)
+        }
+    } else {
+        println!("{} of {} output files rewritten", o.changes.len(), o.outputs);
+        Ok(ExitCode::SUCCESS)
+    }
+}
+
+
+/// Verifies, analyses and renders `campaign` (default: the shipped one) of the project at
+/// `root`; writes the outputs unless `check`.
+pub fn reproduce(root: &Path, campaign: Option<&str>, check: bool) -> Result<Outcome> {
+    let project = colloc_spec::load_project(root).map_err(|d| anyhow::anyhow!("{d}"))?;
+    let artifact = &project.artifact;
+    let name = campaign.map(str::to_string).unwrap_or_else(|| artifact.shipped_campaign.value.clone());
+    let dir: PathBuf = match artifact.campaigns.iter().find(|c| c.name.value == name).and_then(|c| c.out.as_ref()) {
+        Some(out) => root.join(&out.value),
+        None => root.join("data").join(&name),
+    };
+    if !dir.is_dir() {
+        bail!("campaign {name}: no traces at {} (run it with `cargo xtask run --campaign {name}`)", dir.display());
+    }
+
+    let t0 = Instant::now();
+    let results = colloc_analysis::analyse(&dir)?;
+    let t_analyse = t0.elapsed();
+
+    let claims = evaluate(&results, &artifact.claims)?;
+    let gpus: Vec<GpuTable> = project.gpus.values().cloned().collect();
+    let layout = Layout {
+        tables: artifact.outputs.tables.clone(),
+        figures: artifact.outputs.figures.clone(),
+        claims: artifact.outputs.claims.clone(),
+        report: artifact.outputs.report.clone(),
+    };
+    let t1 = Instant::now();
+    let outputs = colloc_report::outputs(&Inputs { results: &results, claims: &claims, gpus: &gpus }, &layout)?;
+    let t_render = t1.elapsed();
+    let t2 = Instant::now();
+    let changes = if check { colloc_report::stale(root, &outputs, &layout)? } else { colloc_report::write(root, &outputs, &layout)? };
+    let t_write = t2.elapsed();
+    let timing = format!(
+        "timing: verify + analyse {:.2} s ({} runs), render {:.2} s ({} files), {} {:.2} s",
+        t_analyse.as_secs_f64(),
+        results.runs.len(),
+        t_render.as_secs_f64(),
+        outputs.len(),
+        if check { "compare" } else { "write" },
+        t_write.as_secs_f64()
+    );
+    Ok(Outcome { campaign: name, claims, changes, outputs: outputs.len(), timing })
+}
+
+#[cfg(test)]
+mod tests {
+    /// The committed figures, tables and report are what the shipped traces give.
+    #[test]
+    fn committed_outputs_are_up_to_date() {
+        let root = crate::project_root();
+        let Ok(project) = colloc_spec::load_project(&root) else {
+            panic!("artifact.yaml or the specs do not load: run `cargo xtask validate`");
+        };
+        let shipped = project.artifact.shipped_campaign.value.clone();
+        if !root.join("data").join(&shipped).join("SHA256SUMS").exists() {
+            eprintln!("\n!!!!!!!! SKIPPED: the shipped campaign data/{shipped}/ is not in this checkout !!!!!!!!\n");
+            return;
+        }
+        let o = super::reproduce(&root, None, true).unwrap();
+        assert!(o.changes.is_empty(), "outputs are stale; run `cargo xtask reproduce`:\n{}", o.changes.join("\n"));
+    }
 }

@@ -59,6 +59,18 @@ pub struct Args {
     pub job_file: Option<PathBuf>,
 }
 
+impl Args {
+    /// The arguments `cargo xtask run --campaign NAME` would get, defaults otherwise.
+    pub fn for_campaign(name: &str) -> Args {
+        #[derive(clap::Parser)]
+        struct Wrap {
+            #[command(flatten)]
+            args: Args,
+        }
+        <Wrap as clap::Parser>::parse_from(["run", "--campaign", name]).args
+    }
+}
+
 pub fn main(a: Args) -> anyhow::Result<ExitCode> {
     if a.fake_job {
         let file = a.job_file.context("--fake-job needs --job-file")?;

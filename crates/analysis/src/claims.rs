@@ -1,0 +1,534 @@
+//! The named queries that claim checks use, and the evaluation of the declared claims
+//! against one campaign's results.
+
+use anyhow::{bail, Result};
+use colloc_spec::claims::{ArgValue, ClaimCheck, ClaimSpec, PaperNumber};
+use colloc_spec::Mode;
+use colloc_trace::meta::RunStatus;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+use crate::model::{Results, WorkloadResult};
+
+/// A query a claim check may name.
+pub struct QueryInfo {
+    pub name: &'static str,
+    pub args: &'static [&'static str],
+    pub describe: &'static str,
+}
+
+/// Workload filters every query over workloads accepts.
+const FILTERS: &[&str] = &["experiment", "model", "model_class", "mode", "jobs", "min_jobs", "data", "stand_in"];
+
+pub const QUERIES: &[QueryInfo] = &[
+    QueryInfo {
+        name: "max_aggregate_ratio",
+        args: FILTERS,
+        describe: "highest median aggregate throughput ratio (sum of the jobs' throughput over each model alone on the whole GPU) among the matching workloads",
+    },
+    QueryInfo {
+        name: "per_job_epoch_time_grows",
+        args: FILTERS,
+        describe: "share of the matching collocated workloads whose median per-job epoch time exceeds the same model's alone",
+    },
+    QueryInfo {
+        name: "mps_over_naive_max",
+        args: &["experiment", "min_jobs", "data"],
+        describe: "highest ratio of MPS's aggregate throughput to naive's for the same jobs",
+    },
+    QueryInfo {
+        name: "mps_over_mig_max",
+        args: &["experiment", "min_jobs", "data", "stand_in"],
+        describe: "highest ratio of MPS's aggregate throughput to MIG's (or mps-limited's, with stand_in) for the same jobs",
+    },
+    QueryInfo {
+        name: "mps_best_share",
+        args: &["experiment", "min_jobs", "data"],
+        describe: "share of the collocated configurations with two or more modes measured in which MPS has the highest aggregate throughput",
+    },
+    QueryInfo {
+        name: "infeasible_mig_mixes",
+        args: &["experiment", "data"],
+        describe: "number of MIG workloads whose layout cannot be made on the GPU",
+    },
+    QueryInfo {
+        name: "mig_isolation_spread",
+        args: &["experiment", "data", "stand_in"],
+        describe: "largest relative spread (max/min - 1) of a job's throughput on the same MIG slice across workloads with different neighbours",
+    },
+    QueryInfo {
+        name: "memory_fit_mismatches",
+        args: &["experiment", "data"],
+        describe: "collocated naive/MPS workloads whose outcome contradicts the memory rule (fits: runs; does not fit: out of memory), the jobs' memory taken from their runs alone",
+    },
+];
+
+/// Holds, does not hold, or could not be checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Holds,
+    DoesNotHold,
+    NotRun,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Holds => "holds",
+            Verdict::DoesNotHold => "does not hold",
+            Verdict::NotRun => "not run",
+        }
+    }
+}
+
+/// The value of a query, or why there is none.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QueryValue {
+    pub value: Option<f64>,
+    /// What the value is made of (which workload, how many), or why there is no value.
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckOutcome {
+    pub query: String,
+    /// `experiment=33, mode=mig`.
+    pub args: String,
+    pub describe: String,
+    /// `≥ 1.1`.
+    pub expect: String,
+    pub value: Option<f64>,
+    pub detail: String,
+    pub verdict: Verdict,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClaimOutcome {
+    pub id: String,
+    pub statement: String,
+    pub paper: PaperNumber,
+    /// The GPU the results came from (`NVIDIA H200`, `NVIDIA H200 (SIMULATED)`).
+    pub hardware: String,
+    pub checks: Vec<CheckOutcome>,
+    /// Holds when every check holds; not run when any is not run and none fails.
+    pub verdict: Verdict,
+    pub note: Option<String>,
+}
+
+/// Every check names a known query with known arguments.
+pub fn validate_claims(claims: &[ClaimSpec]) -> Result<()> {
+    colloc_spec::claims::validate(claims)?;
+    for c in claims {
+        for k in &c.checks {
+            let Some(q) = QUERIES.iter().find(|q| q.name == k.query) else {
+                let known: Vec<&str> = QUERIES.iter().map(|q| q.name).collect();
+                bail!("claim {}: unknown query `{}` (known: {})", c.id, k.query, known.join(", "));
+            };
+            for a in k.args.keys() {
+                if !q.args.contains(&a.as_str()) {
+                    bail!("claim {}: query `{}` takes no argument `{a}` (it takes: {})", c.id, k.query, q.args.join(", "));
+                }
+            }
+            Filter::parse(&k.args, "").map_err(|e| anyhow::anyhow!("claim {}: query `{}`: {e}", c.id, k.query))?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs every claim's checks over `results`.
+pub fn evaluate(results: &Results, claims: &[ClaimSpec]) -> Result<Vec<ClaimOutcome>> {
+    validate_claims(claims)?;
+    let hardware = if results.simulated { format!("{} (SIMULATED)", results.gpu_name()) } else { results.gpu_name() };
+    let mut out = Vec::new();
+    for c in claims {
+        let mut checks = Vec::new();
+        for k in &c.checks {
+            checks.push(check(results, k)?);
+        }
+        let verdict = if checks.iter().any(|k| k.verdict == Verdict::DoesNotHold) {
+            Verdict::DoesNotHold
+        } else if checks.iter().any(|k| k.verdict == Verdict::NotRun) {
+            Verdict::NotRun
+        } else {
+            Verdict::Holds
+        };
+        out.push(ClaimOutcome {
+            id: c.id.clone(),
+            statement: c.statement.clone(),
+            paper: c.paper.clone(),
+            hardware: hardware.clone(),
+            checks,
+            verdict,
+            note: c.note.clone(),
+        });
+    }
+    Ok(out)
+}
+
+fn check(results: &Results, k: &ClaimCheck) -> Result<CheckOutcome> {
+    let q = run_query(results, &k.query, &k.args)?;
+    let verdict = match q.value {
+        None => Verdict::NotRun,
+        Some(v) if k.expect.holds(v) => Verdict::Holds,
+        Some(_) => Verdict::DoesNotHold,
+    };
+    let describe = k
+        .describe
+        .clone()
+        .or_else(|| QUERIES.iter().find(|i| i.name == k.query).map(|i| i.describe.to_string()))
+        .unwrap_or_default();
+    Ok(CheckOutcome {
+        query: k.query.clone(),
+        args: k.args.iter().map(|(a, v)| format!("{a}={v}")).collect::<Vec<_>>().join(", "),
+        describe,
+        expect: k.expect.describe(),
+        value: q.value,
+        detail: q.detail,
+        verdict,
+    })
+}
+
+/// Evaluates one named query.
+pub fn run_query(results: &Results, name: &str, args: &BTreeMap<String, ArgValue>) -> Result<QueryValue> {
+    let f = Filter::parse(args, &results.primary_data)?;
+    Ok(match name {
+        "max_aggregate_ratio" => max_aggregate_ratio(results, &f),
+        "per_job_epoch_time_grows" => per_job_epoch_time_grows(results, &f),
+        "mps_over_naive_max" => mode_ratio_max(results, &f, false),
+        "mps_over_mig_max" => mode_ratio_max(results, &f, true),
+        "mps_best_share" => mps_best_share(results, &f),
+        "infeasible_mig_mixes" => infeasible_mig_mixes(results, &f),
+        "mig_isolation_spread" => mig_isolation_spread(results, &f),
+        "memory_fit_mismatches" => memory_fit_mismatches(results, &f),
+        other => bail!("unknown query `{other}`"),
+    })
+}
+
+/// Which workloads a query looks at.
+#[derive(Debug, Clone, Default)]
+struct Filter {
+    experiments: Option<Vec<u32>>,
+    models: Option<Vec<String>>,
+    classes: Option<Vec<String>>,
+    modes: Option<Vec<Mode>>,
+    jobs: Option<usize>,
+    min_jobs: Option<usize>,
+    data: String,
+    /// `mps-limited` may stand in for `mig` when no MIG run is ok.
+    stand_in: bool,
+}
+
+impl Filter {
+    fn parse(args: &BTreeMap<String, ArgValue>, primary_data: &str) -> Result<Filter> {
+        let mut f = Filter { data: primary_data.to_string(), ..Default::default() };
+        for (k, v) in args {
+            match k.as_str() {
+                "experiment" => f.experiments = Some(numbers(k, v)?.into_iter().map(|x| x as u32).collect()),
+                "model" => f.models = Some(texts(k, v)?),
+                "model_class" => f.classes = Some(texts(k, v)?),
+                "mode" => {
+                    f.modes = Some(
+                        texts(k, v)?
+                            .iter()
+                            .map(|m| {
+                                serde_json::from_value::<Mode>(serde_json::Value::String(m.clone()))
+                                    .map_err(|_| anyhow::anyhow!("`mode`: unknown mode `{m}`"))
+                            })
+                            .collect::<Result<_>>()?,
+                    )
+                }
+                "jobs" => f.jobs = Some(one_number(k, v)? as usize),
+                "min_jobs" => f.min_jobs = Some(one_number(k, v)? as usize),
+                "data" => f.data = texts(k, v)?.join(","),
+                "stand_in" => f.stand_in = v.as_bool().ok_or_else(|| anyhow::anyhow!("`stand_in` must be true or false"))?,
+                other => bail!("unknown argument `{other}`"),
+            }
+        }
+        Ok(f)
+    }
+
+    fn min_jobs(&self, default: usize) -> usize {
+        self.min_jobs.unwrap_or(default)
+    }
+
+    /// Matches everything but the mode.
+    fn matches_config(&self, w: &WorkloadResult) -> bool {
+        self.experiments.as_ref().is_none_or(|e| e.contains(&w.experiment))
+            && self.models.as_ref().is_none_or(|m| w.jobs.iter().all(|j| m.contains(&j.model)))
+            && self.classes.as_ref().is_none_or(|c| w.jobs.iter().all(|j| c.contains(&j.model_class)))
+            && self.jobs.is_none_or(|n| w.n_jobs() == n)
+            && w.data == self.data
+    }
+
+    /// The matching workloads, with `mps-limited` in place of `mig` when allowed and no MIG
+    /// workload among the matches is ok. The flag says whether it stood in.
+    fn workloads<'a>(&self, r: &'a Results, min_jobs: usize) -> (Vec<&'a WorkloadResult>, bool) {
+        let base: Vec<&WorkloadResult> = r.workloads.iter().filter(|w| self.matches_config(w) && w.n_jobs() >= min_jobs).collect();
+        let Some(modes) = &self.modes else { return (base, false) };
+        let pick = |modes: &[Mode]| -> Vec<&'a WorkloadResult> { base.iter().copied().filter(|w| modes.contains(&w.mode)).collect() };
+        let chosen = pick(modes);
+        let mig_ok = chosen.iter().any(|w| w.mode == Mode::Mig && w.status == RunStatus::Ok);
+        if self.stand_in && modes.contains(&Mode::Mig) && !mig_ok {
+            let mut m: Vec<Mode> = modes.iter().copied().filter(|m| *m != Mode::Mig).collect();
+            m.push(Mode::MpsLimited);
+            let stood = pick(&m);
+            if stood.iter().any(|w| w.mode == Mode::MpsLimited && w.status == RunStatus::Ok) {
+                return (stood, true);
+            }
+        }
+        (chosen, false)
+    }
+}
+
+fn numbers(k: &str, v: &ArgValue) -> Result<Vec<f64>> {
+    match v {
+        ArgValue::Number(x) => Ok(vec![*x]),
+        ArgValue::Text(s) => s.parse().map(|x| vec![x]).map_err(|_| anyhow::anyhow!("`{k}` must be a number")),
+        ArgValue::List(l) => l.iter().map(|s| s.parse().map_err(|_| anyhow::anyhow!("`{k}`: `{s}` is not a number"))).collect(),
+        ArgValue::Bool(_) => bail!("`{k}` must be a number"),
+    }
+}
+
+fn one_number(k: &str, v: &ArgValue) -> Result<f64> {
+    match numbers(k, v)?.as_slice() {
+        [x] => Ok(*x),
+        _ => bail!("`{k}` must be one number"),
+    }
+}
+
+fn texts(k: &str, v: &ArgValue) -> Result<Vec<String>> {
+    v.as_list().ok_or_else(|| anyhow::anyhow!("`{k}` must be a text or a list of texts"))
+}
+
+/// Why nothing matched: skipped or failed runs among the candidates, else no such workload.
+fn why_none(r: &Results, candidates: &[&WorkloadResult], what: &str) -> String {
+    let mut reasons: Vec<String> = candidates
+        .iter()
+        .filter(|w| w.status != RunStatus::Ok)
+        .map(|w| {
+            let why = w.reasons.first().cloned().or_else(|| w.plan_reason.clone()).unwrap_or_default();
+            format!("{} runs {}{}", w.mode, w.status.as_str(), if why.is_empty() { String::new() } else { format!(": {why}") })
+        })
+        .collect();
+    reasons.sort();
+    reasons.dedup();
+    if reasons.is_empty() {
+        format!("no {what} in campaign {}", r.campaign)
+    } else {
+        format!("no {what} measured ({})", reasons.join("; "))
+    }
+}
+
+fn stood_in_note(stood: bool) -> &'static str {
+    if stood {
+        " (mps-limited standing in for MIG)"
+    } else {
+        ""
+    }
+}
+
+fn max_aggregate_ratio(r: &Results, f: &Filter) -> QueryValue {
+    let (ws, stood) = f.workloads(r, f.min_jobs(if f.jobs.is_some() { 1 } else { 2 }));
+    let best = ws
+        .iter()
+        .filter_map(|w| w.aggregate_ratio.map(|s| (s.median, *w)))
+        .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.id.cmp(&a.1.id)));
+    match best {
+        Some((v, w)) => QueryValue {
+            value: Some(v),
+            detail: format!("{} in {}{}", w.label, w.mode_label(), stood_in_note(stood)),
+        },
+        None => QueryValue { value: None, detail: why_none(r, &ws, "matching workload") },
+    }
+}
+
+fn per_job_epoch_time_grows(r: &Results, f: &Filter) -> QueryValue {
+    let (ws, stood) = f.workloads(r, f.min_jobs(2));
+    let measured: Vec<f64> = ws.iter().filter_map(|w| w.per_job_slowdown.map(|s| s.median)).collect();
+    if measured.is_empty() {
+        return QueryValue { value: None, detail: why_none(r, &ws, "collocated workload") };
+    }
+    let grew = measured.iter().filter(|s| **s > 1.0).count();
+    let v = grew as f64 / measured.len() as f64;
+    QueryValue {
+        value: Some(v),
+        detail: format!("per-job epoch time longer than alone in {grew} of {} collocated workloads{}", measured.len(), stood_in_note(stood)),
+    }
+}
+
+fn comparisons<'a>(r: &'a Results, f: &Filter, default_min: usize) -> Vec<&'a crate::model::ModeComparison> {
+    r.comparisons
+        .iter()
+        .filter(|c| {
+            f.experiments.as_ref().is_none_or(|e| e.contains(&c.experiment)) && c.data == f.data && c.n_jobs >= f.min_jobs(default_min)
+        })
+        .collect()
+}
+
+fn mode_ratio_max(r: &Results, f: &Filter, against_mig: bool) -> QueryValue {
+    let cs = comparisons(r, f, 2);
+    let best = cs
+        .iter()
+        .filter(|c| !against_mig || f.stand_in || c.mig_stand_in == Some(Mode::Mig))
+        .filter_map(|c| if against_mig { c.mps_over_mig } else { c.mps_over_naive }.map(|v| (v, *c)))
+        .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.config.cmp(&a.1.config)));
+    match best {
+        Some((v, c)) => {
+            let note = match (against_mig, c.mig_stand_in) {
+                (true, Some(Mode::MpsLimited)) => " (against mps-limited standing in for MIG)",
+                _ => "",
+            };
+            QueryValue { value: Some(v), detail: format!("{} (experiment {}){note}", c.label, c.experiment) }
+        }
+        None => {
+            let other = if against_mig { Mode::Mig } else { Mode::Naive };
+            let ws: Vec<&WorkloadResult> = r
+                .workloads
+                .iter()
+                .filter(|w| {
+                    (w.mode == other || w.mode == Mode::Mps || (against_mig && w.mode == Mode::MpsLimited))
+                        && f.experiments.as_ref().is_none_or(|e| e.contains(&w.experiment))
+                        && w.data == f.data
+                })
+                .collect();
+            QueryValue { value: None, detail: why_none(r, &ws, &format!("pair of MPS and {other} runs")) }
+        }
+    }
+}
+
+fn mps_best_share(r: &Results, f: &Filter) -> QueryValue {
+    let cs: Vec<_> = comparisons(r, f, 2)
+        .into_iter()
+        .filter(|c| c.aggregate_throughput.keys().filter(|m| m.as_str() != "exclusive").count() >= 2 && c.best_mode.is_some())
+        .collect();
+    if cs.is_empty() {
+        return QueryValue { value: None, detail: format!("no collocated configuration with two modes measured in campaign {}", r.campaign) };
+    }
+    let mps = cs.iter().filter(|c| c.best_mode == Some(Mode::Mps)).count();
+    QueryValue {
+        value: Some(mps as f64 / cs.len() as f64),
+        detail: format!("MPS best in {mps} of {} collocated configurations", cs.len()),
+    }
+}
+
+fn infeasible_mig_mixes(r: &Results, f: &Filter) -> QueryValue {
+    let ws: Vec<&WorkloadResult> = r
+        .workloads
+        .iter()
+        .filter(|w| w.mode == Mode::Mig && f.experiments.as_ref().is_none_or(|e| e.contains(&w.experiment)) && w.data == f.data)
+        .collect();
+    if ws.is_empty() {
+        return QueryValue { value: None, detail: format!("no MIG workload planned in campaign {}", r.campaign) };
+    }
+    let bad: Vec<&str> =
+        ws.iter().filter(|w| !w.feasible || w.status == RunStatus::Infeasible).map(|w| w.label.as_str()).collect();
+    QueryValue {
+        value: Some(bad.len() as f64),
+        detail: if bad.is_empty() {
+            format!("all {} MIG layouts fit", ws.len())
+        } else {
+            format!("{} of {} MIG layouts cannot be made: {}", bad.len(), ws.len(), bad.join(", "))
+        },
+    }
+}
+
+fn mig_isolation_spread(r: &Results, f: &Filter) -> QueryValue {
+    let f = Filter { modes: Some(vec![Mode::Mig]), ..f.clone() };
+    let (ws, stood) = f.workloads(r, 1);
+    // (model, dataset, batch, slice) → per-workload median throughput
+    let mut groups: BTreeMap<String, Vec<(f64, String)>> = BTreeMap::new();
+    for w in ws.iter().filter(|w| w.status == RunStatus::Ok && w.n_jobs() >= 2) {
+        for (j, s) in w.jobs.iter().zip(&w.job_stats) {
+            if let Some(t) = s.throughput {
+                let key = format!("{} b{} on {}", j.model, j.batch_size, j.mig_class.clone().unwrap_or_default());
+                groups.entry(key).or_default().push((t.median, w.label.clone()));
+            }
+        }
+    }
+    let mut worst: Option<(f64, String)> = None;
+    let mut compared = 0;
+    for (key, v) in &groups {
+        let labels: std::collections::BTreeSet<&str> = v.iter().map(|(_, l)| l.as_str()).collect();
+        if labels.len() < 2 {
+            continue;
+        }
+        compared += 1;
+        let lo = v.iter().map(|x| x.0).fold(f64::INFINITY, f64::min);
+        let hi = v.iter().map(|x| x.0).fold(f64::NEG_INFINITY, f64::max);
+        if lo > 0.0 {
+            let spread = hi / lo - 1.0;
+            if worst.as_ref().is_none_or(|(w, _)| spread > *w) {
+                worst = Some((spread, key.clone()));
+            }
+        }
+    }
+    match worst {
+        Some((v, key)) => QueryValue {
+            value: Some(v),
+            detail: format!("largest spread {:.1} % ({key}) over {compared} job kinds placed beside different neighbours{}", v * 100.0, stood_in_note(stood)),
+        },
+        None => QueryValue { value: None, detail: why_none(r, &ws, "MIG workload with the same job beside different neighbours") },
+    }
+}
+
+fn memory_fit_mismatches(r: &Results, f: &Filter) -> QueryValue {
+    let Some(capacity) = r.gpu_memory_bytes() else {
+        return QueryValue { value: None, detail: "the GPU's memory size is not in the traces".to_string() };
+    };
+    let alone: BTreeMap<(String, String, u32), f64> = r
+        .baselines
+        .iter()
+        .filter(|b| b.data == f.data)
+        .filter_map(|b| b.memory_bytes.map(|m| ((b.model.clone(), b.dataset.clone(), b.batch_size), m.median)))
+        .collect();
+    let mut checked = 0;
+    let mut over = 0;
+    let mut mismatches = Vec::new();
+    for w in r.workloads.iter().filter(|w| {
+        matches!(w.mode, Mode::Naive | Mode::Mps)
+            && w.n_jobs() >= 2
+            && w.data == f.data
+            && f.experiments.as_ref().is_none_or(|e| e.contains(&w.experiment))
+    }) {
+        let need: Option<f64> = w.jobs.iter().map(|j| alone.get(&(j.model.clone(), j.dataset.clone(), j.batch_size)).copied()).sum();
+        let Some(need) = need else { continue };
+        let oom = w.status == RunStatus::Failed && w.reasons.iter().any(|s| is_memory_reason(s));
+        let ran = w.status == RunStatus::Ok;
+        if !oom && !ran {
+            continue;
+        }
+        checked += 1;
+        let fits = need <= capacity;
+        if !fits {
+            over += 1;
+        }
+        if fits == oom {
+            mismatches.push(format!("{} {} ({:.1} of {:.1} GiB)", w.label, w.mode, need / GIB, capacity / GIB));
+        }
+    }
+    if checked == 0 {
+        return QueryValue { value: None, detail: "no collocated naive or MPS workload with its jobs' memory known".to_string() };
+    }
+    if over == 0 && mismatches.is_empty() {
+        return QueryValue {
+            value: None,
+            detail: format!("all {checked} collocated workloads fit in {:.0} GiB: the rule's failure side is not exercised", capacity / GIB),
+        };
+    }
+    QueryValue {
+        value: Some(mismatches.len() as f64),
+        detail: if mismatches.is_empty() {
+            format!("{checked} workloads, {over} exceeding the memory, each ran or failed as the rule says")
+        } else {
+            format!("{} of {checked} workloads contradict the rule: {}", mismatches.len(), mismatches.join(", "))
+        },
+    }
+}
+
+const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+
+fn is_memory_reason(s: &str) -> bool {
+    let s = s.to_lowercase();
+    s.contains("out of memory") || s.contains("oom")
+}

@@ -1,0 +1,141 @@
+//! Polars data frames of a run: telemetry and process samples (gzip CSV), training samples
+//! (from the job events).
+//!
+//! Sums and means go through [`exact_sum`] and [`exact_mean`]: the values are summed as
+//! fixed-point integers, so the result does not depend on the order in which polars'
+//! threads combine partial sums, and outputs are byte-identical on every machine.
+
+use anyhow::{bail, Context, Result};
+use colloc_trace::events::{Event, EventBody};
+use flate2::read::GzDecoder;
+use polars::prelude::{
+    col, lit, Column, CsvReadOptions, DataFrame, DataType, Expr, Field, IntoLazy, LazyFrame, Schema, SerReader,
+};
+use std::io::{Cursor, Read};
+use std::path::Path;
+use std::sync::Arc;
+
+/// Columns of `telemetry.csv.gz` read as numbers (the others stay text).
+pub(crate) const TELEMETRY_NUMERIC: &[&str] = &[
+    "mono",
+    "wall",
+    "instance",
+    "power_w",
+    "energy_j",
+    "gpu_util_pct",
+    "mem_util_pct",
+    "mem_used_bytes",
+    "mem_total_bytes",
+    "sm_clock_mhz",
+    "mem_clock_mhz",
+    "temperature_c",
+    "sm_activity_pct",
+    "sm_occupancy_pct",
+    "tensor_activity_pct",
+    "dram_bw_util_pct",
+];
+
+/// Columns of `processes.csv.gz` read as numbers.
+pub(crate) const PROCESS_NUMERIC: &[&str] = &["mono", "wall", "job", "pids", "cpu_pct", "rss_bytes", "gpu_mem_bytes"];
+
+/// Reads a gzip CSV: the listed columns as Float64 (empty field: null), any other column as
+/// text. A listed column absent from the file is added as nulls; `mono` must be present.
+pub(crate) fn read_gz_csv(path: &Path, numeric: &[&str]) -> Result<DataFrame> {
+    let mut bytes = Vec::new();
+    GzDecoder::new(std::fs::File::open(path).context("cannot open")?)
+        .read_to_end(&mut bytes)
+        .context("not a readable gzip file")?;
+    let header_end = bytes.iter().position(|&b| b == b'\n').unwrap_or(bytes.len());
+    let header = std::str::from_utf8(&bytes[..header_end]).context("header is not UTF-8")?;
+    let names: Vec<String> = header.trim_end_matches('\r').split(',').map(|n| n.trim().to_string()).collect();
+    if !names.iter().any(|n| n == "mono") {
+        bail!("no `mono` column in the header {header:?}");
+    }
+    let schema: Schema = names
+        .iter()
+        .map(|n| {
+            let dtype = if numeric.contains(&n.as_str()) { DataType::Float64 } else { DataType::String };
+            Field::new(n.as_str().into(), dtype)
+        })
+        .collect();
+    let mut df = CsvReadOptions::default()
+        .with_has_header(true)
+        .with_schema(Some(Arc::new(schema)))
+        .with_n_threads(Some(1))
+        .with_rechunk(true)
+        .into_reader_with_file_handle(Cursor::new(bytes))
+        .finish()
+        .context("not a CSV with the expected columns")?;
+    for n in numeric {
+        if !names.iter().any(|x| x == n) {
+            let height = df.height();
+            df.with_column(Column::full_null((*n).into(), height, &DataType::Float64))?;
+        }
+    }
+    df.rechunk_mut();
+    Ok(df)
+}
+
+/// The `sample` events of every job: job, end (mono), seconds, images, data wait, slow steps.
+pub(crate) fn samples_frame(events: &[Vec<Event>]) -> Result<DataFrame> {
+    let (mut job, mut end, mut seconds, mut images, mut wait, mut slow) = (vec![], vec![], vec![], vec![], vec![], vec![]);
+    for (i, evs) in events.iter().enumerate() {
+        for e in evs {
+            if let EventBody::Sample { images: n, seconds: s, data_wait_seconds, slow_data_steps, .. } = &e.body {
+                job.push(i as f64);
+                end.push(e.mono);
+                seconds.push(*s);
+                images.push(*n as f64);
+                wait.push(*data_wait_seconds);
+                slow.push(*slow_data_steps as f64);
+            }
+        }
+    }
+    let df = DataFrame::new_infer_height(vec![
+        Column::new("job".into(), job),
+        Column::new("end".into(), end),
+        Column::new("seconds".into(), seconds),
+        Column::new("images".into(), images),
+        Column::new("data_wait".into(), wait),
+        Column::new("slow_steps".into(), slow),
+    ])?;
+    Ok(df)
+}
+
+/// Sum of non-negative values, computed on integers of `1/scale` units (exact and
+/// independent of summation order); the values' resolution is `1/scale`.
+pub(crate) fn exact_sum(e: Expr, scale: f64) -> Expr {
+    (e * lit(scale) + lit(0.5)).cast(DataType::Int64).sum().cast(DataType::Float64) / lit(scale)
+}
+
+/// Mean of the non-null, non-negative values (NaN when there are none), order-independent.
+pub(crate) fn exact_mean(e: Expr, scale: f64) -> Expr {
+    exact_sum(e.clone(), scale) / e.count().cast(DataType::Float64)
+}
+
+/// Resolution of percentages, seconds, images and watts in sums.
+pub(crate) const FINE: f64 = 1e6;
+/// Resolution of joules and bytes in sums.
+pub(crate) const COARSE: f64 = 1.0;
+
+/// Rows of a frame with `mono` inside `[start, end]`.
+pub(crate) fn in_window(df: &DataFrame, start: f64, end: f64) -> LazyFrame {
+    in_window_by(df, "mono", start, end)
+}
+
+/// Rows of a frame whose `column` lies inside `[start, end]`.
+pub(crate) fn in_window_by(df: &DataFrame, column: &str, start: f64, end: f64) -> LazyFrame {
+    df.clone().lazy().filter(col(column).gt_eq(lit(start)).and(col(column).lt_eq(lit(end))))
+}
+
+/// Value `i` of a Float64 column, `None` when null or not finite.
+pub(crate) fn f64_at(df: &DataFrame, column: &str, i: usize) -> Result<Option<f64>> {
+    let c = df.column(column)?.cast(&DataType::Float64)?;
+    Ok(c.f64()?.get(i).filter(|v| v.is_finite()))
+}
+
+/// A whole Float64 column as options.
+pub(crate) fn f64_column(df: &DataFrame, column: &str) -> Result<Vec<Option<f64>>> {
+    let c = df.column(column)?.cast(&DataType::Float64)?;
+    Ok(c.f64()?.iter().map(|v| v.filter(|x| x.is_finite())).collect())
+}

@@ -1,0 +1,373 @@
+//! The results of an analysis: plain data, serialisable, free of polars.
+//!
+//! Units are in the field names (`_bytes`, `_seconds`, `_pct`, `_j`, `_w`); throughputs
+//! are images per second. A value that could not be measured is `None`, never zero.
+
+use colloc_spec::Mode;
+use colloc_trace::meta::RunStatus;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Everything the report needs from one campaign.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Results {
+    pub campaign: String,
+    /// Any run of the campaign came from the simulated backend.
+    pub simulated: bool,
+    pub provenance: Provenance,
+    /// The data source most workloads used; the main figures show that one.
+    pub primary_data: String,
+    /// Every run directory, sorted by run id, whatever its status.
+    pub runs: Vec<RunResult>,
+    /// Every workload with runs, sorted by (experiment, label, data, mode, id).
+    pub workloads: Vec<WorkloadResult>,
+    /// Each model alone on the whole GPU, per data source.
+    pub baselines: Vec<Baseline>,
+    /// Per configuration (same jobs, same data), the modes compared.
+    pub comparisons: Vec<ModeComparison>,
+    /// GPU activity over time of the headline workloads (one run each).
+    pub timelines: Vec<Timeline>,
+}
+
+/// Median and spread over repetitions (or over jobs and repetitions where said).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    /// Number of values.
+    pub n: u32,
+}
+
+impl Stats {
+    /// Median, min and max of the finite values; `None` when there are none.
+    pub fn of(values: impl IntoIterator<Item = f64>) -> Option<Stats> {
+        let mut v: Vec<f64> = values.into_iter().filter(|x| x.is_finite()).collect();
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        let median = if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 };
+        Some(Stats { median, min: v[0], max: v[n - 1], n: n as u32 })
+    }
+}
+
+/// Where the traces came from.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Provenance {
+    pub campaign: String,
+    /// sha256 of the campaign's `SHA256SUMS`.
+    pub manifest_sha256: String,
+    /// Files listed in the manifest.
+    pub manifest_files: usize,
+    pub runs_by_status: BTreeMap<String, usize>,
+    pub simulated: bool,
+    /// Distinct values over the runs, sorted.
+    pub gpu_names: Vec<String>,
+    pub gpu_uuids: Vec<String>,
+    pub driver_versions: Vec<String>,
+    pub cuda_driver_versions: Vec<String>,
+    pub gpu_memory_total_bytes: Option<u64>,
+    pub gpu_sm_count: Option<u32>,
+    pub gpu_power_limit_w: Option<f64>,
+    pub mig_mode: Vec<String>,
+    pub hostnames: Vec<String>,
+    pub cpu_models: Vec<String>,
+    pub cpu_cores: Vec<u32>,
+    pub host_memory_total_bytes: Vec<u64>,
+    pub kernels: Vec<String>,
+    pub oses: Vec<String>,
+    pub runner_versions: Vec<String>,
+    pub git_commits: Vec<String>,
+    pub plan_hashes: Vec<String>,
+    pub spec_hashes: Vec<String>,
+    /// Versions the training jobs reported: `python` → values, `torch` → values, ...
+    pub job_software: BTreeMap<String, Vec<String>>,
+    /// Protocol names and kinds (`quick: window 60 s`, ...).
+    pub protocols: Vec<String>,
+    pub telemetry_sources: Vec<String>,
+    /// Telemetry columns left empty, with why (first reason seen per column).
+    pub telemetry_unavailable: BTreeMap<String, String>,
+    /// RFC 3339, earliest start and latest end over the runs.
+    pub first_started_at: Option<String>,
+    pub last_ended_at: Option<String>,
+}
+
+/// One run directory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    pub run_id: String,
+    pub workload_id: String,
+    pub repetition: u32,
+    pub attempt: u32,
+    /// A later attempt of the same repetition replaces this one in every statistic.
+    pub superseded: bool,
+    pub status: RunStatus,
+    pub reason: Option<String>,
+    /// The mode the runner applied (or planned, when nothing ran).
+    pub mode_applied: String,
+    pub simulated: bool,
+    pub started_at: String,
+    pub ended_at: String,
+    /// The interval in which every job of the workload trained.
+    pub window: Option<Window>,
+    pub jobs: Vec<JobRun>,
+    /// Sum of the jobs' throughputs in the common window.
+    pub aggregate_throughput: Option<f64>,
+    /// Sum over jobs of throughput / the same job's model alone on the whole GPU.
+    pub aggregate_ratio: Option<f64>,
+    pub utilisation: Option<Utilisation>,
+    /// GPU energy in the window over the images trained in it.
+    pub energy_per_image_j: Option<f64>,
+    /// Why some value is missing.
+    pub notes: Vec<String>,
+}
+
+/// `[start, end]` in the host's monotonic seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Window {
+    pub start_mono: f64,
+    pub end_mono: f64,
+    /// Host seconds.
+    pub seconds: f64,
+    /// The jobs' seconds per host second: 1 for real traces, the time scale of simulated
+    /// ones (whose jobs count simulated seconds while their events carry host time).
+    pub clock_scale: f64,
+}
+
+impl Window {
+    /// The window's length on the jobs' clock.
+    pub fn job_seconds(&self) -> f64 {
+        self.seconds * self.clock_scale
+    }
+}
+
+/// One job of one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobRun {
+    pub index: u32,
+    /// Images per second in the common window.
+    pub throughput: Option<f64>,
+    /// The dataset's training images over the throughput.
+    pub epoch_seconds: Option<f64>,
+    /// Median of the `epoch_end` events' training seconds, scaled to the dataset's training
+    /// images (a generated set may be a fraction of it), when the job finished epochs.
+    pub measured_epoch_seconds: Option<f64>,
+    pub epochs_measured: u32,
+    /// Alone-on-the-GPU throughput over this throughput (> 1: slower than alone).
+    pub slowdown: Option<f64>,
+    /// Share of the window spent waiting for data.
+    pub data_wait_share: Option<f64>,
+    /// Iterations in the window whose data wait exceeded 0.1 s.
+    pub slow_data_steps: Option<f64>,
+    /// Host CPU use of the job's process tree, in cores (100 % of one core = 1).
+    pub cpu_cores: Option<f64>,
+    pub rss_bytes_max: Option<f64>,
+    /// Device memory of the job's processes as NVML reports it, peak in the window.
+    pub gpu_mem_bytes_max: Option<f64>,
+    /// Peak reserved memory of PyTorch's caching allocator.
+    pub torch_peak_reserved_bytes: Option<f64>,
+    /// Why this job failed (meta.json), or its error event.
+    pub failure: Option<String>,
+}
+
+/// GPU activity averaged over the common window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Utilisation {
+    pub sm_activity_pct: Option<f64>,
+    pub sm_occupancy_pct: Option<f64>,
+    pub tensor_activity_pct: Option<f64>,
+    pub dram_bw_util_pct: Option<f64>,
+    pub gpu_util_pct: Option<f64>,
+    pub mem_util_pct: Option<f64>,
+    pub power_w: Option<f64>,
+    /// Peak device memory used in the window.
+    pub mem_used_bytes_max: Option<f64>,
+    pub mem_total_bytes: Option<f64>,
+    /// mem_used_bytes_max / mem_total_bytes.
+    pub mem_used_share: Option<f64>,
+    /// From the energy counter; the power mean times the window when there is none.
+    pub energy_j: Option<f64>,
+    pub samples: u32,
+    /// `gpu` (whole-GPU samples) or `instances` (mean over MIG instances).
+    pub scope: String,
+}
+
+/// One workload over its repetitions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadResult {
+    pub id: String,
+    pub experiment: u32,
+    pub label: String,
+    pub mode: Mode,
+    /// MIG slices per job (`1g×7`, `4g`) in `mig` and `mps-limited` modes, else empty.
+    pub layout: String,
+    pub data: String,
+    pub headline: bool,
+    pub feasible: bool,
+    /// The plan's reason for infeasibility.
+    pub plan_reason: Option<String>,
+    /// Same jobs and data, any mode: the key of [`ModeComparison`].
+    pub config: String,
+    pub jobs: Vec<PlannedJobInfo>,
+    pub repetitions_planned: u32,
+    /// Runs counted per status (superseded attempts left out).
+    pub runs_by_status: BTreeMap<String, usize>,
+    /// `ok` when any repetition is ok, else the status of the runs.
+    pub status: RunStatus,
+    /// Distinct reasons of the runs that are not ok.
+    pub reasons: Vec<String>,
+    pub aggregate_throughput: Option<Stats>,
+    pub aggregate_ratio: Option<Stats>,
+    pub energy_per_image_j: Option<Stats>,
+    /// Over all jobs and repetitions.
+    pub per_job_epoch_seconds: Option<Stats>,
+    pub per_job_slowdown: Option<Stats>,
+    pub data_wait_share: Option<Stats>,
+    pub cpu_cores_total: Option<Stats>,
+    pub mem_used_bytes_max: Option<Stats>,
+    pub mem_used_share: Option<Stats>,
+    pub sm_activity_pct: Option<Stats>,
+    pub sm_occupancy_pct: Option<Stats>,
+    pub tensor_activity_pct: Option<Stats>,
+    pub dram_bw_util_pct: Option<Stats>,
+    pub gpu_util_pct: Option<Stats>,
+    pub power_w: Option<Stats>,
+    pub job_stats: Vec<JobStats>,
+}
+
+impl WorkloadResult {
+    pub fn n_jobs(&self) -> usize {
+        self.jobs.len()
+    }
+    /// `mps`, `naive`, `mig 1g×7`...
+    pub fn mode_label(&self) -> String {
+        if self.layout.is_empty() {
+            self.mode.to_string()
+        } else {
+            format!("{} {}", self.mode, self.layout)
+        }
+    }
+    /// All jobs run the same model on the same data with the same batch.
+    pub fn homogeneous(&self) -> bool {
+        self.jobs.windows(2).all(|w| w[0].model == w[1].model && w[0].dataset == w[1].dataset && w[0].batch_size == w[1].batch_size)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlannedJobInfo {
+    pub index: u32,
+    pub model: String,
+    pub model_class: String,
+    pub dataset: String,
+    pub batch_size: u32,
+    pub train_count: u64,
+    pub mig_profile: Option<String>,
+    pub mig_class: Option<String>,
+    /// `mps-limited`: the MIG profile the caps stand in for.
+    pub stands_in_for: Option<String>,
+    /// `mps-limited`: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE.
+    pub mps_thread_pct: Option<u32>,
+    /// `mps-limited`: CUDA_MPS_PINNED_DEVICE_MEM_LIMIT in MiB.
+    pub mps_mem_limit_mib: Option<u64>,
+}
+
+/// One job position of a workload over its repetitions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobStats {
+    pub index: u32,
+    pub model: String,
+    pub throughput: Option<Stats>,
+    pub epoch_seconds: Option<Stats>,
+    pub measured_epoch_seconds: Option<Stats>,
+    pub slowdown: Option<Stats>,
+    pub data_wait_share: Option<Stats>,
+    pub cpu_cores: Option<Stats>,
+    pub gpu_mem_bytes_max: Option<Stats>,
+    pub torch_peak_reserved_bytes: Option<Stats>,
+}
+
+/// A model alone on the whole GPU (`exclusive` mode).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Baseline {
+    pub model: String,
+    pub dataset: String,
+    pub batch_size: u32,
+    pub data: String,
+    /// `exclusive`, or `naive` with one job when the campaign has no exclusive run of it.
+    pub mode: Mode,
+    pub workload_ids: Vec<String>,
+    pub throughput: Stats,
+    pub epoch_seconds: Option<Stats>,
+    pub measured_epoch_seconds: Option<Stats>,
+    /// Peak device memory of the job (NVML, else PyTorch reserved).
+    pub memory_bytes: Option<Stats>,
+    pub data_wait_share: Option<Stats>,
+    pub cpu_cores: Option<Stats>,
+    pub sm_activity_pct: Option<Stats>,
+}
+
+/// The modes of one configuration side by side (medians over repetitions).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModeComparison {
+    pub config: String,
+    pub experiment: u32,
+    pub label: String,
+    pub data: String,
+    pub n_jobs: usize,
+    /// Median aggregate throughput per mode; the best layout when a mode has several.
+    pub aggregate_throughput: BTreeMap<String, f64>,
+    pub mps_over_naive: Option<f64>,
+    /// MPS over MIG, or over `mps-limited` where no MIG run is ok (see `mig_stand_in`).
+    pub mps_over_mig: Option<f64>,
+    /// `mig`, or `mps-limited` when it stood in, for `mps_over_mig`.
+    pub mig_stand_in: Option<Mode>,
+    /// The mode with the highest aggregate throughput among the collocation modes.
+    pub best_mode: Option<Mode>,
+    /// MIG layouts of this configuration that cannot be made on the GPU.
+    pub mig_infeasible: bool,
+}
+
+/// GPU activity over time in one run's common window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Timeline {
+    pub workload_id: String,
+    pub run_id: String,
+    pub label: String,
+    pub mode: Mode,
+    pub layout: String,
+    pub data: String,
+    pub points: Vec<TimelinePoint>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimelinePoint {
+    /// Seconds since the window opened.
+    pub t: f64,
+    pub sm_activity_pct: Option<f64>,
+    pub sm_occupancy_pct: Option<f64>,
+    pub tensor_activity_pct: Option<f64>,
+    pub dram_bw_util_pct: Option<f64>,
+    pub gpu_util_pct: Option<f64>,
+    pub mem_used_bytes: Option<f64>,
+    pub power_w: Option<f64>,
+}
+
+impl Results {
+    /// Device memory of the campaign's GPU.
+    pub fn gpu_memory_bytes(&self) -> Option<f64> {
+        self.provenance.gpu_memory_total_bytes.map(|b| b as f64)
+    }
+    /// `NVIDIA H200` or `unknown GPU`.
+    pub fn gpu_name(&self) -> String {
+        if self.provenance.gpu_names.is_empty() {
+            "unknown GPU".to_string()
+        } else {
+            self.provenance.gpu_names.join(", ")
+        }
+    }
+    pub fn workload(&self, id: &str) -> Option<&WorkloadResult> {
+        self.workloads.iter().find(|w| w.id == id)
+    }
+}

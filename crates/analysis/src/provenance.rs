@@ -1,0 +1,111 @@
+//! Where the traces came from: GPU, driver, host, software, dates, manifest hash.
+
+use colloc_trace::manifest;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use crate::load::RunData;
+use crate::model::Provenance;
+
+pub(crate) fn provenance(campaign_dir: &Path, campaign: &str, runs: &[RunData]) -> std::io::Result<Provenance> {
+    let manifest_path = campaign_dir.join(colloc_trace::layout::MANIFEST);
+    let manifest_sha256 = manifest::sha256_file(&manifest_path)?;
+    let manifest_files = std::fs::read_to_string(&manifest_path)?.lines().filter(|l| !l.is_empty()).count();
+
+    let mut s: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+    let mut add = |k: &'static str, v: Option<String>| {
+        if let Some(v) = v.filter(|v| !v.is_empty()) {
+            s.entry(k).or_default().insert(v);
+        }
+    };
+    let mut p = Provenance { campaign: campaign.to_string(), manifest_sha256, manifest_files, ..Default::default() };
+    let mut cores = BTreeSet::new();
+    let mut host_mem = BTreeSet::new();
+    let mut job_software: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for r in runs {
+        let m = &r.meta;
+        *p.runs_by_status.entry(m.status.as_str().to_string()).or_default() += 1;
+        p.simulated |= m.simulated;
+        if let Some(g) = &m.gpu {
+            add("gpu", Some(g.name.clone()));
+            add("uuid", Some(g.uuid.clone()));
+            add("driver", g.driver_version.clone());
+            add("cuda", g.cuda_version.clone());
+            add("mig", g.mig_mode_current.map(|b| if b { "on" } else { "off" }.to_string()));
+            p.gpu_memory_total_bytes = p.gpu_memory_total_bytes.max(g.memory_total_bytes);
+            p.gpu_sm_count = p.gpu_sm_count.max(g.sm_count);
+            if let Some(w) = g.power_limit_watts {
+                p.gpu_power_limit_w = Some(p.gpu_power_limit_w.map_or(w, |o: f64| o.max(w)));
+            }
+        }
+        add("host", m.host.hostname.clone());
+        add("cpu", m.host.cpu_model.clone());
+        add("kernel", m.host.kernel.clone());
+        add("os", m.host.os.clone());
+        cores.extend(m.host.cpu_cores);
+        host_mem.extend(m.host.memory_total_bytes);
+        add("runner", Some(m.software.runner_version.clone()));
+        add("commit", m.software.git_commit.clone().map(|c| match m.software.git_dirty {
+            Some(true) => format!("{c} (dirty)"),
+            _ => c,
+        }));
+        add("plan", Some(m.software.plan_hash.clone()));
+        add("spec", m.software.spec_hash.clone());
+        add("protocol", Some(protocol_text(&m.protocol)));
+        add("telemetry", Some(m.telemetry.source.clone()));
+        for (col, why) in &m.telemetry.unavailable {
+            p.telemetry_unavailable.entry(col.clone()).or_insert_with(|| why.clone());
+        }
+        for j in &m.jobs {
+            if let Some(serde_json::Value::Object(v)) = &j.versions {
+                for key in ["python", "torch", "timm", "cuda", "cudnn", "device"] {
+                    if let Some(serde_json::Value::String(val)) = v.get(key) {
+                        job_software.entry(key.to_string()).or_default().insert(val.clone());
+                    }
+                }
+            }
+        }
+        if !m.started_at.is_empty() && p.first_started_at.as_ref().is_none_or(|f| m.started_at < *f) {
+            p.first_started_at = Some(m.started_at.clone());
+        }
+        if !m.ended_at.is_empty() && p.last_ended_at.as_ref().is_none_or(|l| m.ended_at > *l) {
+            p.last_ended_at = Some(m.ended_at.clone());
+        }
+    }
+    let mut take = |k: &str| s.remove(k).map(|v| v.into_iter().collect()).unwrap_or_default();
+    p.gpu_names = take("gpu");
+    p.gpu_uuids = take("uuid");
+    p.driver_versions = take("driver");
+    p.cuda_driver_versions = take("cuda");
+    p.mig_mode = take("mig");
+    p.hostnames = take("host");
+    p.cpu_models = take("cpu");
+    p.kernels = take("kernel");
+    p.oses = take("os");
+    p.runner_versions = take("runner");
+    p.git_commits = take("commit");
+    p.plan_hashes = take("plan");
+    p.spec_hashes = take("spec");
+    p.protocols = take("protocol");
+    p.telemetry_sources = take("telemetry");
+    p.cpu_cores = cores.into_iter().collect();
+    p.host_memory_total_bytes = host_mem.into_iter().collect();
+    p.job_software = job_software.into_iter().map(|(k, v)| (k, v.into_iter().collect())).collect();
+    Ok(p)
+}
+
+/// `quick (window 60 s, warm-up 50 steps)`, `paper (5 epochs)`, or the name alone.
+fn protocol_text(v: &serde_json::Value) -> String {
+    let name = v.get("name").and_then(|n| n.as_str()).unwrap_or("unknown");
+    let num = |k: &str| v.get(k).and_then(|x| x.as_f64());
+    match v.get("kind").and_then(|k| k.as_str()) {
+        Some("quick") => format!(
+            "{name}: quick, {} s window after {} warm-up steps",
+            num("window_seconds").map_or("?".into(), |x| format!("{x}")),
+            num("warmup_steps").map_or("?".into(), |x| format!("{x}"))
+        ),
+        Some("paper") => format!("{name}: paper, {} epochs", num("epochs").map_or("?".into(), |x| format!("{x}"))),
+        Some(k) => format!("{name}: {k}"),
+        None => name.to_string(),
+    }
+}

@@ -1,0 +1,161 @@
+//! Analysis of fixture campaigns: verification first, then the numbers.
+
+use colloc_analysis::testkit::{write_campaign, FixtureOptions};
+use colloc_analysis::{analyse, Results};
+use colloc_spec::Mode;
+use colloc_trace::meta::RunStatus;
+use std::path::Path;
+
+fn fixture(root: &Path, opts: FixtureOptions) -> std::path::PathBuf {
+    write_campaign(root, &opts).expect("fixture campaign")
+}
+
+fn workload<'a>(r: &'a Results, id: &str) -> &'a colloc_analysis::WorkloadResult {
+    r.workload(id).unwrap_or_else(|| panic!("no workload {id}"))
+}
+
+#[test]
+fn analyses_a_fixture_campaign() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = fixture(d.path(), FixtureOptions::default());
+    let r = analyse(&dir).unwrap();
+    assert!(r.simulated);
+    assert_eq!(r.primary_data, "synthetic");
+    assert_eq!(r.provenance.gpu_names, vec!["NVIDIA H200".to_string()]);
+    assert_eq!(r.provenance.manifest_sha256.len(), 64);
+
+    // Alone: ratio 1 up to noise; the baseline is the exclusive run.
+    let alone = workload(&r, "e33-resnet26-x1-exclusive");
+    assert_eq!(alone.status, RunStatus::Ok);
+    let ratio = alone.aggregate_ratio.unwrap();
+    assert!((ratio.median - 1.0).abs() < 0.05, "{ratio:?}");
+    assert_eq!(ratio.n, 2);
+    let b = r.baselines.iter().find(|b| b.model == "resnet26" && b.data == "synthetic").unwrap();
+    assert_eq!(b.mode, Mode::Exclusive);
+    assert!((b.throughput.median - 3200.0).abs() < 100.0, "{b:?}");
+    let epoch = b.epoch_seconds.unwrap().median;
+    assert!((epoch - 50_000.0 / b.throughput.median).abs() < 1.0);
+
+    // Seven small jobs under MPS: more in total, each slower.
+    let mps7 = workload(&r, "e33-resnet26-x7-mps");
+    assert!(mps7.aggregate_ratio.unwrap().median > 2.0, "{:?}", mps7.aggregate_ratio);
+    assert!(mps7.per_job_slowdown.unwrap().median > 1.5);
+    assert!(mps7.per_job_epoch_seconds.unwrap().median > epoch);
+    assert_eq!(mps7.job_stats.len(), 7);
+    let u = mps7.sm_activity_pct.unwrap();
+    assert!(u.median > 50.0 && u.median <= 100.0, "{u:?}");
+    assert!(mps7.energy_per_image_j.unwrap().median > 0.0);
+    assert!(mps7.cpu_cores_total.unwrap().median > 5.0);
+
+    // MIG could not be enabled: skipped with the reason, mps-limited measured instead.
+    let mig7 = workload(&r, "e33-resnet26-x7-mig");
+    assert_eq!(mig7.status, RunStatus::Skipped);
+    assert!(mig7.reasons[0].contains("MIG mode could not be enabled"));
+    assert!(mig7.aggregate_ratio.is_none());
+    assert_eq!(mig7.layout, "1g×7");
+    let lim7 = workload(&r, "e33-resnet26-x7-mps-limited");
+    assert_eq!(lim7.status, RunStatus::Ok);
+
+    // Seven large jobs do not fit the GPU's memory.
+    let big = workload(&r, "e33-resnet152-x7-naive");
+    assert_eq!(big.status, RunStatus::Failed);
+    assert!(big.reasons.iter().any(|s| s.contains("out of memory")));
+
+    // Mixes that need more than seven slices are infeasible under MIG.
+    let inf = workload(&r, "e37-L+M+2S-mig");
+    assert_eq!(inf.status, RunStatus::Infeasible);
+    assert!(!inf.feasible);
+
+    // Modes compared for the same jobs.
+    let c = r.comparisons.iter().find(|c| c.config == mps7.config).unwrap();
+    assert!(c.mps_over_naive.unwrap() > 1.0);
+    assert_eq!(c.mig_stand_in, Some(Mode::MpsLimited));
+    assert_eq!(c.best_mode, Some(Mode::Mps));
+
+    // Timelines of the headline workloads.
+    assert!(r.timelines.iter().any(|t| t.mode == Mode::Mps && t.label == "7 × resnet26" && t.data == "synthetic"));
+    assert!(r.timelines.iter().all(|t| !t.points.is_empty()));
+
+    // Every run appears, failed ones too.
+    assert!(r.runs.iter().any(|x| x.status == RunStatus::Failed));
+    assert!(r.runs.iter().any(|x| x.status == RunStatus::Infeasible));
+    assert!(r.runs.windows(2).all(|w| w[0].run_id < w[1].run_id));
+}
+
+#[test]
+fn mig_instances_are_measured_when_mig_is_available() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = fixture(d.path(), FixtureOptions { mig_available: true, repetitions: 1, ..Default::default() });
+    let r = analyse(&dir).unwrap();
+    let mig7 = workload(&r, "e33-resnet26-x7-mig");
+    assert_eq!(mig7.status, RunStatus::Ok);
+    // Whole-GPU GPM metrics are empty under MIG: the instances' mean is used.
+    let run = r.runs.iter().find(|x| x.workload_id == mig7.id).unwrap();
+    let u = run.utilisation.as_ref().unwrap();
+    assert_eq!(u.scope, "gpu");
+    assert!(u.sm_activity_pct.unwrap() > 10.0);
+    assert!(u.power_w.is_some());
+    let c = r.comparisons.iter().find(|c| c.config == mig7.config).unwrap();
+    assert_eq!(c.mig_stand_in, Some(Mode::Mig));
+    let t = r.timelines.iter().find(|t| t.mode == Mode::Mig && t.label == "7 × resnet26").unwrap();
+    assert!(t.points.iter().any(|p| p.sm_activity_pct.is_some()));
+}
+
+#[test]
+fn a_tampered_trace_is_refused_naming_the_file() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = fixture(d.path(), FixtureOptions { repetitions: 1, ..Default::default() });
+    let victim = dir.join("runs/e33-resnet26-x7-mps.r1/job-3.events.jsonl");
+    let mut bytes = std::fs::read(&victim).unwrap();
+    let i = bytes.len() / 2;
+    bytes[i] ^= 0x01;
+    std::fs::write(&victim, &bytes).unwrap();
+    let err = format!("{:#}", analyse(&dir).unwrap_err());
+    assert!(err.contains("runs/e33-resnet26-x7-mps.r1/job-3.events.jsonl"), "{err}");
+    assert!(err.contains("checksum differs"), "{err}");
+}
+
+#[test]
+fn missing_extra_and_truncated_files_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = fixture(d.path(), FixtureOptions { repetitions: 1, ..Default::default() });
+    let run = dir.join("runs/e33-resnet26-x2-naive.r1");
+    std::fs::remove_file(run.join("telemetry.csv.gz")).unwrap();
+    std::fs::write(run.join("notes.txt"), "extra").unwrap();
+    let meta = run.join("meta.json");
+    let text = std::fs::read(&meta).unwrap();
+    std::fs::write(&meta, &text[..text.len() - 10]).unwrap();
+    let err = format!("{:#}", analyse(&dir).unwrap_err());
+    assert!(err.contains("e33-resnet26-x2-naive.r1/telemetry.csv.gz: listed in SHA256SUMS but missing"), "{err}");
+    assert!(err.contains("e33-resnet26-x2-naive.r1/notes.txt: present but not listed"), "{err}");
+    assert!(err.contains("e33-resnet26-x2-naive.r1/meta.json: checksum differs"), "{err}");
+
+    std::fs::remove_file(dir.join("SHA256SUMS")).unwrap();
+    let err = format!("{:#}", analyse(&dir).unwrap_err());
+    assert!(err.contains("no SHA256SUMS"), "{err}");
+}
+
+#[test]
+fn analysis_is_deterministic() {
+    let d = tempfile::tempdir().unwrap();
+    let a = fixture(d.path(), FixtureOptions { name: "a".into(), ..Default::default() });
+    let one = serde_json::to_string(&analyse(&a).unwrap()).unwrap();
+    let two = serde_json::to_string(&analyse(&a).unwrap()).unwrap();
+    if let Some(i) = one.bytes().zip(two.bytes()).position(|(a, b)| a != b) {
+        let from = i.saturating_sub(300);
+        panic!("analyses differ at byte {i}:\n{}\n---\n{}", &one[from..(i + 100).min(one.len())], &two[from..(i + 100).min(two.len())]);
+    }
+    assert_eq!(one.len(), two.len());
+}
+
+#[test]
+fn a_campaign_of_150_runs_is_analysed_in_seconds() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = fixture(d.path(), FixtureOptions { full: true, window_seconds: 30, ..Default::default() });
+    let start = std::time::Instant::now();
+    let r = analyse(&dir).unwrap();
+    let took = start.elapsed();
+    eprintln!("analysed {} runs in {:.2} s", r.runs.len(), took.as_secs_f64());
+    assert!(r.runs.len() >= 140, "{}", r.runs.len());
+    assert!(took.as_secs_f64() < 30.0, "{took:?}");
+}

@@ -1,0 +1,132 @@
+//! A panel of grouped bars (median, min–max), with marks for cells without a value.
+
+use anyhow::Result;
+use colloc_analysis::Stats;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::de;
+use super::lines::{format_tick, whisker};
+use super::style::{draw_marker, font, Marker, ALERT, GREY, INK, LIGHT};
+
+pub enum BarValue {
+    Value(Stats),
+    /// The layout cannot be made (MIG).
+    Infeasible,
+    /// Planned, but skipped or failed.
+    NotRun,
+    /// Measured, but there is nothing to compare it with.
+    NoReference,
+    /// Not in the campaign.
+    Absent,
+}
+
+pub struct Group {
+    /// May hold `\n` for a second line.
+    pub label: String,
+    /// One per series.
+    pub bars: Vec<BarValue>,
+    /// Optional text above each bar.
+    pub notes: Vec<Option<String>>,
+}
+
+pub struct BarPanel {
+    pub title: String,
+    pub y_desc: String,
+    pub colors: Vec<RGBColor>,
+    pub groups: Vec<Group>,
+    pub ref_line: Option<f64>,
+}
+
+pub fn draw_bar_panel<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, area: &DrawingArea<DB, Shift>, p: &BarPanel) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let n = p.groups.len().max(1);
+    let k = p.colors.len().max(1);
+    let mut hi: f64 = p.ref_line.unwrap_or(0.0);
+    for g in &p.groups {
+        for b in &g.bars {
+            if let BarValue::Value(s) = b {
+                hi = hi.max(s.max);
+            }
+        }
+    }
+    let hi = if hi > 0.0 { hi * 1.15 } else { 1.0 };
+    let x0 = -0.5;
+    let x1 = n as f64 - 0.5;
+    let lines = p.groups.iter().map(|g| g.label.lines().count()).max().unwrap_or(1) as u32;
+    let mut chart = ChartBuilder::on(area)
+        .caption(&p.title, font(20.0).color(&INK))
+        .margin(12)
+        .x_label_area_size(20 + 22 * lines)
+        .y_label_area_size(76)
+        .build_cartesian_2d(x0..x1, 0.0..hi)
+        .map_err(de)?;
+    let blank = |_: &f64| String::new();
+    let y_fmt = |y: &f64| format_tick(*y);
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(n + 1)
+        .x_label_formatter(&blank)
+        .y_desc(p.y_desc.as_str())
+        .y_labels(6)
+        .y_label_formatter(&y_fmt)
+        .label_style(font(16.0).color(&INK))
+        .axis_desc_style(font(18.0).color(&INK))
+        .light_line_style(WHITE)
+        .bold_line_style(LIGHT)
+        .draw()
+        .map_err(de)?;
+    if let Some(y) = p.ref_line {
+        let step = (x1 - x0) / 80.0;
+        let dashes = (0..80).step_by(2).map(|i| {
+            let a = x0 + i as f64 * step;
+            PathElement::new(vec![(a, y), ((a + step).min(x1), y)], INK.stroke_width(1))
+        });
+        chart.draw_series(dashes).map_err(de)?;
+    }
+    let width = 0.8 / k as f64;
+    for (gi, g) in p.groups.iter().enumerate() {
+        for (si, b) in g.bars.iter().enumerate() {
+            let left = gi as f64 - 0.4 + si as f64 * width;
+            let mid = left + width / 2.0;
+            let color = p.colors.get(si).copied().unwrap_or(GREY);
+            match b {
+                BarValue::Value(s) => {
+                    chart
+                        .draw_series(std::iter::once(Rectangle::new([(left + width * 0.08, 0.0), (left + width * 0.92, s.median)], color.filled())))
+                        .map_err(de)?;
+                    if s.max > s.min {
+                        chart.draw_series(whisker(mid, width * 0.15, s.min, s.max, INK.stroke_width(1))).map_err(de)?;
+                    }
+                    if let Some(Some(note)) = g.notes.get(si) {
+                        let (px, py) = chart.backend_coord(&(mid, s.max));
+                        root.draw_text(note, &font(13.0).color(&INK).pos(Pos::new(HPos::Center, VPos::Bottom)), (px, py - 4)).map_err(de)?;
+                    }
+                }
+                BarValue::Infeasible => {
+                    let c = chart.backend_coord(&(mid, 0.0));
+                    draw_marker(root, Marker::Cross, (c.0, c.1 - 12), 7, ALERT, true)?;
+                }
+                BarValue::NotRun => {
+                    let c = chart.backend_coord(&(mid, 0.0));
+                    draw_marker(root, Marker::Circle, (c.0, c.1 - 12), 6, GREY, false)?;
+                }
+                BarValue::NoReference => {
+                    let c = chart.backend_coord(&(mid, 0.0));
+                    root.draw_text("?", &font(18.0).color(&GREY).pos(Pos::new(HPos::Center, VPos::Bottom)), (c.0, c.1 - 4)).map_err(de)?;
+                }
+                BarValue::Absent => {}
+            }
+        }
+        let (px, py) = chart.backend_coord(&(gi as f64, 0.0));
+        for (li, line) in g.label.lines().enumerate() {
+            root.draw_text(line, &font(16.0).color(&INK).pos(Pos::new(HPos::Center, VPos::Top)), (px, py + 8 + 20 * li as i32))
+                .map_err(de)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,208 @@
+//! Panels of lines with median markers and min–max bars, on a shared style.
+
+use anyhow::Result;
+use colloc_analysis::Stats;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::de;
+use super::style::{draw_marker, font, Marker, GREY, INK, LIGHT};
+
+pub struct Point {
+    pub x: f64,
+    pub y: Stats,
+    /// Drawn hollow and left off the line (a further variant at the same x).
+    pub hollow: bool,
+}
+
+pub struct Series {
+    pub color: RGBColor,
+    pub marker: Marker,
+    pub points: Vec<Point>,
+    /// Connect the points with a line.
+    pub line: bool,
+    /// Draw a marker at each point.
+    pub markers: bool,
+}
+
+/// A dashed horizontal reference line.
+pub struct HLine {
+    pub y: f64,
+    pub color: RGBColor,
+    pub label: Option<String>,
+}
+
+/// A lone marker (out of memory, infeasible...).
+pub struct Mark {
+    pub x: f64,
+    pub y: f64,
+    pub color: RGBColor,
+    pub marker: Marker,
+}
+
+pub struct Panel {
+    pub title: String,
+    pub series: Vec<Series>,
+    pub hlines: Vec<HLine>,
+    pub marks: Vec<Mark>,
+}
+
+pub struct Axes {
+    pub x_desc: String,
+    pub y_desc: String,
+    pub x_range: (f64, f64),
+    /// Label only whole numbers on x (jobs).
+    pub x_integer: bool,
+    pub y_from_zero: bool,
+    /// Fixed y range instead of one fitted to the data.
+    pub y_fixed: Option<(f64, f64)>,
+    /// Horizontal offset between series, so their bars do not overlap.
+    pub jitter: f64,
+}
+
+fn y_range(p: &Panel, axes: &Axes) -> (f64, f64) {
+    if let Some(r) = axes.y_fixed {
+        return r;
+    }
+    let mut lo = f64::INFINITY;
+    let mut hi = f64::NEG_INFINITY;
+    let mut see = |v: f64| {
+        if v.is_finite() {
+            lo = lo.min(v);
+            hi = hi.max(v);
+        }
+    };
+    for s in &p.series {
+        for pt in &s.points {
+            see(pt.y.min);
+            see(pt.y.max);
+        }
+    }
+    for h in &p.hlines {
+        see(h.y);
+    }
+    for m in &p.marks {
+        see(m.y);
+    }
+    if !lo.is_finite() {
+        return (0.0, 1.0);
+    }
+    if axes.y_from_zero {
+        lo = lo.min(0.0);
+    }
+    let span = (hi - lo).max(hi.abs() * 0.1).max(1e-9);
+    let lo = if axes.y_from_zero && lo >= 0.0 { 0.0 } else { lo - span * 0.08 };
+    (lo, hi + span * 0.12)
+}
+
+/// Draws `panels` in a grid of `cols` columns over `area`; markers go on `root`.
+pub fn draw_panels<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, area: &DrawingArea<DB, Shift>, panels: &[Panel], axes: &Axes, cols: usize) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let cols = cols.max(1);
+    let rows = panels.len().div_ceil(cols).max(1);
+    let cells = area.split_evenly((rows, cols));
+    for (p, cell) in panels.iter().zip(cells.iter()) {
+        let (y0, y1) = y_range(p, axes);
+        let (x0, x1) = axes.x_range;
+        let mut chart = ChartBuilder::on(cell)
+            .caption(&p.title, font(20.0).color(&INK))
+            .margin(12)
+            .x_label_area_size(52)
+            .y_label_area_size(76)
+            .build_cartesian_2d(x0..x1, y0..y1)
+            .map_err(de)?;
+        let x_fmt = |x: &f64| {
+            if axes.x_integer {
+                if (x - x.round()).abs() < 1e-6 { format!("{}", x.round() as i64) } else { String::new() }
+            } else {
+                format_tick(*x)
+            }
+        };
+        let y_fmt = |y: &f64| format_tick(*y);
+        chart
+            .configure_mesh()
+            .x_desc(axes.x_desc.as_str())
+            .y_desc(axes.y_desc.as_str())
+            .label_style(font(16.0).color(&INK))
+            .axis_desc_style(font(18.0).color(&INK))
+            .x_labels(if axes.x_integer { (x1 - x0).round() as usize + 1 } else { 8 })
+            .y_labels(6)
+            .x_label_formatter(&x_fmt)
+            .y_label_formatter(&y_fmt)
+            .light_line_style(WHITE)
+            .bold_line_style(LIGHT)
+            .draw()
+            .map_err(de)?;
+        for h in &p.hlines {
+            let step = (x1 - x0) / 60.0;
+            let dashes = (0..60).step_by(2).map(|i| {
+                let a = x0 + i as f64 * step;
+                PathElement::new(vec![(a, h.y), ((a + step).min(x1), h.y)], h.color.stroke_width(2))
+            });
+            chart.draw_series(dashes).map_err(de)?;
+            if let Some(label) = &h.label {
+                let (px, py) = chart.backend_coord(&(x1, h.y));
+                let style = font(15.0).color(&GREY).pos(plotters::style::text_anchor::Pos::new(
+                    plotters::style::text_anchor::HPos::Right,
+                    plotters::style::text_anchor::VPos::Bottom,
+                ));
+                root.draw_text(label, &style, (px - 6, py - 4)).map_err(de)?;
+            }
+        }
+        let n = p.series.len() as f64;
+        for (i, s) in p.series.iter().enumerate() {
+            let off = (i as f64 - (n - 1.0) / 2.0) * axes.jitter;
+            let mut solid: Vec<&Point> = s.points.iter().filter(|pt| !pt.hollow).collect();
+            solid.sort_by(|a, b| a.x.total_cmp(&b.x));
+            if s.line && solid.len() > 1 {
+                chart
+                    .draw_series(LineSeries::new(solid.iter().map(|pt| (pt.x + off, pt.y.median)), s.color.stroke_width(if s.markers { 3 } else { 2 })))
+                    .map_err(de)?;
+            }
+            let cap = axes.jitter.max((x1 - x0) * 0.01) * 0.4;
+            for pt in s.points.iter().filter(|pt| pt.y.max > pt.y.min) {
+                let x = pt.x + off;
+                chart.draw_series(whisker(x, cap, pt.y.min, pt.y.max, s.color.stroke_width(2))).map_err(de)?;
+            }
+            for pt in s.points.iter().filter(|_| s.markers) {
+                let c = chart.backend_coord(&(pt.x + off, pt.y.median));
+                draw_marker(root, s.marker, c, 6, s.color, !pt.hollow)?;
+            }
+        }
+        for m in &p.marks {
+            let c = chart.backend_coord(&(m.x, m.y));
+            draw_marker(root, m.marker, c, 8, m.color, true)?;
+        }
+    }
+    Ok(())
+}
+
+/// Axis numbers: no more digits than needed.
+pub fn format_tick(v: f64) -> String {
+    let a = v.abs();
+    let s = if a >= 100.0 || a == 0.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    };
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// A vertical min–max bar with caps, in chart coordinates.
+pub fn whisker(x: f64, cap: f64, lo: f64, hi: f64, style: ShapeStyle) -> Vec<PathElement<(f64, f64)>> {
+    vec![
+        PathElement::new(vec![(x, lo), (x, hi)], style),
+        PathElement::new(vec![(x - cap, lo), (x + cap, lo)], style),
+        PathElement::new(vec![(x - cap, hi), (x + cap, hi)], style),
+    ]
+}

@@ -1,0 +1,83 @@
+//! Experiment 37: each mix's aggregate ratio per mode, infeasible MIG layouts marked.
+
+use anyhow::Result;
+use colloc_analysis::{Results, WorkloadResult};
+use colloc_spec::Mode;
+use colloc_trace::meta::RunStatus;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::bars::{draw_bar_panel, BarPanel, BarValue, Group};
+use super::style::{mode_color, Marker, ALERT, GREY, INK};
+use super::{legend, with_legend, Key};
+use crate::order::{is_mix, mix_rank, mode_name, MODES};
+
+pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, body: &DrawingArea<DB, Shift>, r: &Results) -> Result<Option<String>>
+where
+    DB::ErrorType: 'static,
+{
+    let mixes: Vec<&WorkloadResult> = r.workloads.iter().filter(|w| is_mix(w) && w.data == r.primary_data).collect();
+    if mixes.is_empty() {
+        return Ok(Some(format!("experiment 37's mixes were not run with {} data", r.primary_data)));
+    }
+    let modes: Vec<Mode> = MODES.iter().copied().filter(|m| *m != Mode::Exclusive && mixes.iter().any(|w| w.mode == *m)).collect();
+    let mut labels: Vec<(usize, String)> = mixes.iter().map(|w| (mix_rank(&w.label), w.label.clone())).collect();
+    labels.sort();
+    labels.dedup();
+    // Ratios need each model alone; without those runs, show the raw throughput.
+    let use_ratio = mixes.iter().any(|w| w.aggregate_ratio.is_some());
+    let value = |w: &WorkloadResult| if use_ratio { w.aggregate_ratio } else { w.aggregate_throughput };
+    let (mut infeasible, mut not_run, mut no_ref) = (false, false, false);
+    let groups = labels
+        .iter()
+        .map(|(_, label)| {
+            let bars = modes
+                .iter()
+                .map(|m| match mixes.iter().find(|w| &w.label == label && w.mode == *m) {
+                    None => BarValue::Absent,
+                    Some(w) => match value(w) {
+                        Some(s) => BarValue::Value(s),
+                        None if w.status == RunStatus::Ok => {
+                            no_ref = true;
+                            BarValue::NoReference
+                        }
+                        None if !w.feasible || w.status == RunStatus::Infeasible => {
+                            infeasible = true;
+                            BarValue::Infeasible
+                        }
+                        None => {
+                            not_run = true;
+                            BarValue::NotRun
+                        }
+                    },
+                })
+                .collect();
+            Group { label: label.clone(), bars, notes: vec![] }
+        })
+        .collect();
+    let (area, strip) = with_legend(body);
+    let jobs = "S = resnet26 b128, M = resnet50 b128, L = resnet152 b32";
+    let panel = BarPanel {
+        title: if use_ratio { jobs.to_string() } else { format!("{jobs}; no runs of M and L alone: raw throughput") },
+        y_desc: if use_ratio { "Σ job throughput / alone (×)" } else { "Aggregate throughput (img/s)" }.into(),
+        colors: modes.iter().map(|m| mode_color(*m)).collect(),
+        groups,
+        ref_line: use_ratio.then_some(1.0),
+    };
+    draw_bar_panel(root, &area, &panel)?;
+    let mut entries: Vec<(String, RGBColor, Key)> = modes.iter().map(|m| (mode_name(*m).to_string(), mode_color(*m), Key::Bar)).collect();
+    if use_ratio {
+        entries.push(("one job alone = 1".into(), INK, Key::Dashed));
+    }
+    if infeasible {
+        entries.push(("MIG layout cannot be made".into(), ALERT, Key::Mark(Marker::Cross, true)));
+    }
+    if not_run {
+        entries.push(("skipped or failed".into(), GREY, Key::Mark(Marker::Circle, false)));
+    }
+    if no_ref {
+        entries.push(("no run of a job's model alone".into(), GREY, Key::Glyph("?")));
+    }
+    legend(&strip, &entries)?;
+    Ok(None)
+}

@@ -1,0 +1,253 @@
+//! The figures, each as SVG and PNG, drawn with plotters and the bundled font.
+//!
+//! Every figure has a title, labelled axes with units and a legend; a simulated campaign's
+//! figures say SIMULATED in their header; a figure whose data the campaign lacks still
+//! appears, with a note saying so.
+
+mod bars;
+mod data_loading;
+mod lines;
+mod memory;
+mod mixes;
+pub mod style;
+mod timeline;
+mod vs_jobs;
+
+use anyhow::{anyhow, Result};
+use colloc_analysis::Results;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use style::{bold, draw_marker, font, Marker, ALERT, GREY, INK};
+
+/// The figures, in the order the report shows them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Figure {
+    AggregateRatio,
+    EpochTime,
+    Mixes,
+    Utilisation,
+    Memory,
+    Energy,
+    DataLoading,
+}
+
+pub const ALL: [Figure; 7] = [
+    Figure::AggregateRatio,
+    Figure::EpochTime,
+    Figure::Mixes,
+    Figure::Utilisation,
+    Figure::Memory,
+    Figure::Energy,
+    Figure::DataLoading,
+];
+
+const WIDTH: u32 = 1200;
+const HEADER: u32 = 56;
+const LEGEND: u32 = 56;
+
+impl Figure {
+    /// File stem under `figures/`.
+    pub fn id(self) -> &'static str {
+        match self {
+            Figure::AggregateRatio => "aggregate_ratio_vs_jobs",
+            Figure::EpochTime => "epoch_time_vs_jobs",
+            Figure::Mixes => "mixes_by_mode",
+            Figure::Utilisation => "utilisation_timeline",
+            Figure::Memory => "memory_footprint",
+            Figure::Energy => "energy_per_image",
+            Figure::DataLoading => "data_loading",
+        }
+    }
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Figure::AggregateRatio => "Aggregate throughput vs. collocated jobs",
+            Figure::EpochTime => "Per-job epoch time vs. collocated jobs",
+            Figure::Mixes => "Heterogeneous mixes by mode",
+            Figure::Utilisation => "GPU activity over time, 7 × resnet26",
+            Figure::Memory => "Device memory against the GPU's capacity",
+            Figure::Energy => "Energy per image by mode",
+            Figure::DataLoading => "Data loading: synthetic vs. generated data",
+        }
+    }
+
+    /// What the figure shows, for the report.
+    pub fn caption(self) -> &'static str {
+        match self {
+            Figure::AggregateRatio => "Sum of the collocated jobs' throughput over the same model alone on the whole GPU, per mode, one panel per model; markers are medians over repetitions, bars min–max; hollow markers are further MIG layouts with the same number of jobs.",
+            Figure::EpochTime => "Median epoch time of one job (the dataset's training images over its throughput) as more jobs share the GPU; the dashed line is the model alone.",
+            Figure::Mixes => "Experiment 37's mixes of small, medium and large jobs: sum over jobs of throughput over the same model alone; × marks MIG layouts that cannot be made on the GPU, ○ runs skipped or failed.",
+            Figure::Utilisation => "SM activity and occupancy, tensor activity and DRAM bandwidth during one repetition of seven resnet26 jobs, per mode, from the start of the window in which all jobs trained.",
+            Figure::Memory => "Peak device memory used in the window per workload; the dashed line is the GPU's memory, crosses mark workloads that ran out of memory.",
+            Figure::Energy => "GPU energy over the window divided by the images trained in it, per mode, one panel per model.",
+            Figure::DataLoading => "The same workloads with synthetic data and with generated image files: aggregate throughput and the share of time jobs waited for data.",
+        }
+    }
+
+    fn height(self, r: &Results) -> u32 {
+        let rows = match self {
+            Figure::AggregateRatio | Figure::EpochTime | Figure::Energy => vs_jobs::panel_rows(r),
+            Figure::Utilisation => timeline::panel_rows(r),
+            Figure::Memory => memory::panel_rows(r),
+            Figure::Mixes | Figure::DataLoading => 1,
+        };
+        HEADER + LEGEND + 380 * rows.max(1) as u32
+    }
+
+    /// Draws the figure; `Ok(Some(why))` when the campaign has no data for it.
+    fn draw<DB: DrawingBackend>(self, root: &DrawingArea<DB, Shift>, body: &DrawingArea<DB, Shift>, r: &Results) -> Result<Option<String>>
+    where
+        DB::ErrorType: 'static,
+    {
+        match self {
+            Figure::AggregateRatio => vs_jobs::draw(root, body, r, vs_jobs::Metric::Ratio),
+            Figure::EpochTime => vs_jobs::draw(root, body, r, vs_jobs::Metric::EpochTime),
+            Figure::Energy => vs_jobs::draw(root, body, r, vs_jobs::Metric::Energy),
+            Figure::Mixes => mixes::draw(root, body, r),
+            Figure::Utilisation => timeline::draw(root, body, r),
+            Figure::Memory => memory::draw(root, body, r),
+            Figure::DataLoading => data_loading::draw(root, body, r),
+        }
+    }
+
+    fn paint<DB: DrawingBackend>(self, root: DrawingArea<DB, Shift>, r: &Results) -> Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        let title = match self {
+            Figure::DataLoading => self.title().to_string(),
+            _ => format!("{} ({} data)", self.title(), r.primary_data),
+        };
+        let body = frame(&root, &title, r)?;
+        if let Some(why) = self.draw(&root, &body, r)? {
+            no_data(&body, &why)?;
+        }
+        root.present().map_err(|e| anyhow!("{}: {e}", self.id()))?;
+        Ok(())
+    }
+
+    /// The figure as an SVG document.
+    pub fn svg(self, r: &Results) -> Result<String> {
+        style::ensure_fonts()?;
+        let mut out = String::new();
+        {
+            let root = SVGBackend::with_string(&mut out, (WIDTH, self.height(r))).into_drawing_area();
+            self.paint(root, r)?;
+        }
+        Ok(out)
+    }
+
+    /// The figure as RGB pixels: (width, height, 3 bytes per pixel).
+    pub fn rgb(self, r: &Results) -> Result<(u32, u32, Vec<u8>)> {
+        style::ensure_fonts()?;
+        let (w, h) = (WIDTH, self.height(r));
+        let mut buf = vec![0u8; w as usize * h as usize * 3];
+        {
+            let root = BitMapBackend::with_buffer(&mut buf, (w, h)).into_drawing_area();
+            self.paint(root, r)?;
+        }
+        Ok((w, h, buf))
+    }
+}
+
+/// Maps a plotters error into ours.
+pub(crate) fn de<E: std::fmt::Display>(e: E) -> anyhow::Error {
+    anyhow!("drawing: {e}")
+}
+
+/// White background, the title, the SIMULATED mark; returns the area below the header.
+fn frame<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, r: &Results) -> Result<DrawingArea<DB, Shift>>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE).map_err(de)?;
+    let (w, _) = root.dim_in_pixel();
+    let mid = HEADER as i32 / 2;
+    root.draw_text(title, &bold(26.0).color(&INK).pos(Pos::new(HPos::Left, VPos::Center)), (20, mid)).map_err(de)?;
+    let right = if r.simulated { "SIMULATED — not measured".to_string() } else { format!("{} · {}", r.gpu_name(), r.campaign) };
+    let style = if r.simulated { bold(22.0).color(&ALERT) } else { font(18.0).color(&GREY) };
+    root.draw_text(&right, &style.pos(Pos::new(HPos::Right, VPos::Center)), (w as i32 - 20, mid)).map_err(de)?;
+    Ok(root.split_vertically(HEADER).1)
+}
+
+/// The note that replaces a figure's content when the campaign has no data for it.
+fn no_data<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, why: &str) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let (w, h) = area.dim_in_pixel();
+    area.draw(&Rectangle::new([(20, 10), (w as i32 - 20, h as i32 - 10)], style::LIGHT.stroke_width(2))).map_err(de)?;
+    let c = Pos::new(HPos::Center, VPos::Center);
+    area.draw_text("No data in this campaign", &bold(28.0).color(&GREY).pos(c), (w as i32 / 2, h as i32 / 2 - 20)).map_err(de)?;
+    area.draw_text(why, &font(18.0).color(&GREY).pos(c), (w as i32 / 2, h as i32 / 2 + 20)).map_err(de)?;
+    Ok(())
+}
+
+/// How a legend entry is drawn.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Key {
+    /// A marker on a line.
+    Series(Marker),
+    /// A marker alone (filled or not).
+    Mark(Marker, bool),
+    Line,
+    Dashed,
+    Bar,
+    /// A character drawn as the key.
+    Glyph(&'static str),
+}
+
+/// A horizontal legend centred in `area`.
+pub(crate) fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &[(String, RGBColor, Key)]) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    if entries.is_empty() {
+        return Ok(());
+    }
+    let text = font(18.0);
+    let key_w = 34;
+    let gap = 22;
+    let widths: Vec<i32> = entries
+        .iter()
+        .map(|(label, _, _)| area.estimate_text_size(label, &text.color(&INK)).map(|(w, _)| w as i32).unwrap_or(8 * label.len() as i32))
+        .collect();
+    let total: i32 = widths.iter().map(|w| w + key_w + 8).sum::<i32>() + gap * (entries.len() as i32 - 1);
+    let (w, h) = area.dim_in_pixel();
+    let mut x = ((w as i32 - total) / 2).max(10);
+    let y = h as i32 / 2;
+    for ((label, color, key), tw) in entries.iter().zip(&widths) {
+        match key {
+            Key::Series(m) => {
+                area.draw(&PathElement::new(vec![(x, y), (x + key_w, y)], color.stroke_width(3))).map_err(de)?;
+                draw_marker(area, *m, (x + key_w / 2, y), 6, *color, true)?;
+            }
+            Key::Line => {
+                area.draw(&PathElement::new(vec![(x, y), (x + key_w, y)], color.stroke_width(3))).map_err(de)?;
+            }
+            Key::Mark(m, filled) => draw_marker(area, *m, (x + key_w / 2, y), 7, *color, *filled)?,
+            Key::Dashed => {
+                let mut px = x;
+                while px < x + key_w {
+                    area.draw(&PathElement::new(vec![(px, y), ((px + 6).min(x + key_w), y)], color.stroke_width(2))).map_err(de)?;
+                    px += 10;
+                }
+            }
+            Key::Glyph(g) => {
+                area.draw_text(g, &font(20.0).color(color).pos(Pos::new(HPos::Center, VPos::Center)), (x + key_w / 2, y)).map_err(de)?;
+            }
+            Key::Bar => area.draw(&Rectangle::new([(x + 4, y - 9), (x + key_w - 4, y + 9)], color.filled())).map_err(de)?,
+        }
+        area.draw_text(label, &text.color(&INK).pos(Pos::new(HPos::Left, VPos::Center)), (x + key_w + 8, y)).map_err(de)?;
+        x += key_w + 8 + tw + gap;
+    }
+    Ok(())
+}
+
+/// Splits the body into the panels' area and the legend strip below.
+pub(crate) fn with_legend<DB: DrawingBackend>(body: &DrawingArea<DB, Shift>) -> (DrawingArea<DB, Shift>, DrawingArea<DB, Shift>) {
+    let (_, h) = body.dim_in_pixel();
+    body.split_vertically(h.saturating_sub(LEGEND))
+}

@@ -1,0 +1,140 @@
+//! A metric against the number of collocated jobs, one panel per model, one series per mode:
+//! aggregate throughput ratio, per-job epoch time, energy per image.
+
+use anyhow::Result;
+use colloc_analysis::{Results, Stats, WorkloadResult};
+use colloc_spec::Mode;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::collections::BTreeMap;
+
+use super::lines::{draw_panels, Axes, HLine, Panel, Point, Series};
+use super::style::{mode_color, mode_marker, INK};
+use super::{legend, with_legend, Key};
+use crate::order::{is_mix, mode_name, slices, MODES};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    Ratio,
+    EpochTime,
+    Energy,
+}
+
+impl Metric {
+    fn value(self, w: &WorkloadResult) -> Option<Stats> {
+        match self {
+            Metric::Ratio => w.aggregate_ratio,
+            Metric::EpochTime => w.per_job_epoch_seconds,
+            Metric::Energy => w.energy_per_image_j,
+        }
+    }
+    fn y_desc(self) -> &'static str {
+        match self {
+            Metric::Ratio => "Aggregate throughput / alone (×)",
+            Metric::EpochTime => "Per-job epoch time (s)",
+            Metric::Energy => "Energy per image (J)",
+        }
+    }
+}
+
+pub const COLS: usize = 3;
+
+/// (experiment, model, dataset, batch) → the homogeneous workloads of the main data source.
+fn groups(r: &Results) -> BTreeMap<(u32, String, String, u32), Vec<&WorkloadResult>> {
+    let mut g: BTreeMap<(u32, String, String, u32), Vec<&WorkloadResult>> = BTreeMap::new();
+    for w in r.workloads.iter().filter(|w| !is_mix(w) && w.experiment != 37 && w.homogeneous() && w.data == r.primary_data) {
+        let j = &w.jobs[0];
+        g.entry((w.experiment, j.model.clone(), j.dataset.clone(), j.batch_size)).or_default().push(w);
+    }
+    g
+}
+
+pub fn panel_rows(r: &Results) -> usize {
+    groups(r).len().div_ceil(COLS).max(1)
+}
+
+/// Total compute slices of a MIG layout (0 outside MIG).
+fn total_slices(w: &WorkloadResult) -> u32 {
+    w.jobs.iter().filter_map(|j| j.mig_class.as_deref()).map(slices).sum()
+}
+
+pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, body: &DrawingArea<DB, Shift>, r: &Results, metric: Metric) -> Result<Option<String>>
+where
+    DB::ErrorType: 'static,
+{
+    let groups = groups(r);
+    let mut panels = Vec::new();
+    let mut modes_seen = Vec::new();
+    let mut any_hollow = false;
+    for ((exp, model, dataset, batch), ws) in &groups {
+        let mut series = Vec::new();
+        for mode in MODES.iter().copied().filter(|m| *m != Mode::Exclusive) {
+            // jobs → workloads with a value, best layout first
+            let mut at: BTreeMap<usize, Vec<(&WorkloadResult, Stats)>> = BTreeMap::new();
+            for w in ws.iter().filter(|w| w.mode == mode) {
+                if let Some(v) = metric.value(w) {
+                    at.entry(w.n_jobs()).or_default().push((w, v));
+                }
+            }
+            if at.is_empty() {
+                continue;
+            }
+            let mut points = Vec::new();
+            for (n, mut list) in at {
+                list.sort_by(|a, b| total_slices(b.0).cmp(&total_slices(a.0)).then(a.0.id.cmp(&b.0.id)));
+                for (i, (_, v)) in list.into_iter().enumerate() {
+                    any_hollow |= i > 0;
+                    points.push(Point { x: n as f64, y: v, hollow: i > 0 });
+                }
+            }
+            if !modes_seen.contains(&mode) {
+                modes_seen.push(mode);
+            }
+            series.push(Series { color: mode_color(mode), marker: mode_marker(mode), points, line: true, markers: true });
+        }
+        let alone = ws.iter().find(|w| w.mode == Mode::Exclusive).and_then(|w| match metric {
+            Metric::Ratio => w.aggregate_ratio.map(|_| 1.0),
+            _ => metric.value(w).map(|s| s.median),
+        });
+        let hlines = match (metric, alone) {
+            (Metric::Ratio, _) => vec![HLine { y: 1.0, color: INK, label: Some("alone = 1".into()) }],
+            (_, Some(y)) => vec![HLine { y, color: INK, label: Some("alone".into()) }],
+            _ => vec![],
+        };
+        if series.is_empty() {
+            continue;
+        }
+        panels.push(Panel { title: format!("{model} · {dataset} · b{batch} (exp. {exp})"), series, hlines, marks: vec![] });
+    }
+    if panels.is_empty() {
+        return Ok(Some(format!(
+            "no homogeneous workload with {} measured on {} data",
+            match metric {
+                Metric::Ratio => "a throughput ratio",
+                Metric::EpochTime => "an epoch time",
+                Metric::Energy => "an energy counter",
+            },
+            r.primary_data
+        )));
+    }
+    let (area, strip) = with_legend(body);
+    let axes = Axes {
+        x_desc: "Collocated jobs".into(),
+        y_desc: metric.y_desc().into(),
+        x_range: (0.5, 7.5),
+        x_integer: true,
+        y_from_zero: true,
+        y_fixed: None,
+        jitter: 0.09,
+    };
+    draw_panels(root, &area, &panels, &axes, COLS.min(panels.len()))?;
+    modes_seen.sort_by_key(|m| crate::order::mode_rank(*m));
+    let mut entries: Vec<(String, RGBColor, Key)> =
+        modes_seen.iter().map(|m| (mode_name(*m).to_string(), mode_color(*m), Key::Series(mode_marker(*m)))).collect();
+    entries.push(("alone on the whole GPU".into(), INK, Key::Dashed));
+    if any_hollow {
+        entries.push(("other MIG layout, same jobs".into(), mode_color(Mode::Mig), Key::Mark(mode_marker(Mode::Mig), false)));
+    }
+    legend(&strip, &entries)?;
+    Ok(None)
+}

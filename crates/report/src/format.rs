@@ -1,0 +1,140 @@
+//! Number formatting: one function per quantity, used by every table, figure and page, so
+//! a number reads the same everywhere.
+
+use colloc_analysis::Stats;
+
+/// The text for a missing value.
+pub const MISSING: &str = "—";
+
+/// What a number measures, which fixes its decimals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quantity {
+    /// images/s, no decimals.
+    Throughput,
+    /// ×, two decimals.
+    Ratio,
+    /// seconds, one decimal.
+    Seconds,
+    /// GiB from bytes, one decimal.
+    GiB,
+    /// % from a share in [0, 1], one decimal.
+    Share,
+    /// %, one decimal.
+    Percent,
+    /// W, no decimals.
+    Watts,
+    /// J per image, three decimals.
+    JoulesPerImage,
+    /// CPU cores, two decimals.
+    Cores,
+    /// A count.
+    Count,
+    /// A plain number with up to two decimals.
+    Plain,
+}
+
+pub const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+
+impl Quantity {
+    /// The value in the unit shown (bytes → GiB, share → %).
+    pub fn scale(self, v: f64) -> f64 {
+        match self {
+            Quantity::GiB => v / GIB,
+            Quantity::Share => v * 100.0,
+            _ => v,
+        }
+    }
+
+    pub fn decimals(self) -> usize {
+        match self {
+            Quantity::Throughput | Quantity::Watts | Quantity::Count => 0,
+            Quantity::Seconds | Quantity::GiB | Quantity::Share | Quantity::Percent => 1,
+            Quantity::Ratio | Quantity::Cores | Quantity::Plain => 2,
+            Quantity::JoulesPerImage => 3,
+        }
+    }
+
+    /// The unit as written after a header: `img/s`, `×`, `s`, `GiB`, `%`, `W`, `J/img`, `cores`.
+    pub fn unit(self) -> Option<&'static str> {
+        match self {
+            Quantity::Throughput => Some("img/s"),
+            Quantity::Ratio => Some("×"),
+            Quantity::Seconds => Some("s"),
+            Quantity::GiB => Some("GiB"),
+            Quantity::Share | Quantity::Percent => Some("%"),
+            Quantity::Watts => Some("W"),
+            Quantity::JoulesPerImage => Some("J/img"),
+            Quantity::Cores => Some("cores"),
+            Quantity::Count | Quantity::Plain => None,
+        }
+    }
+
+    /// The number alone, in the unit shown.
+    pub fn number(self, v: f64) -> String {
+        let x = self.scale(v);
+        if !x.is_finite() {
+            return MISSING.to_string();
+        }
+        let s = format!("{:.*}", self.decimals(), x);
+        // No "-0.0".
+        if s.trim_start_matches('-').chars().all(|c| c == '0' || c == '.') {
+            s.trim_start_matches('-').to_string()
+        } else {
+            s
+        }
+    }
+
+    /// The number or the missing mark.
+    pub fn opt(self, v: Option<f64>) -> String {
+        v.map_or_else(|| MISSING.to_string(), |v| self.number(v))
+    }
+
+    /// `median (min–max)`, or the median alone when there is no spread.
+    pub fn stats(self, s: Option<Stats>) -> String {
+        match s {
+            None => MISSING.to_string(),
+            Some(s) => {
+                let (m, lo, hi) = (self.number(s.median), self.number(s.min), self.number(s.max));
+                if lo == hi {
+                    m
+                } else {
+                    format!("{m} ({lo}–{hi})")
+                }
+            }
+        }
+    }
+
+    /// The number with its unit: `2.31×`, `12.0 s`, `45.2 %`.
+    pub fn with_unit(self, v: f64) -> String {
+        match self.unit() {
+            Some("×") => format!("{}×", self.number(v)),
+            Some(u) => format!("{} {u}", self.number(v)),
+            None => self.number(v),
+        }
+    }
+}
+
+/// Bytes as `140.4 GiB`.
+pub fn gib(bytes: f64) -> String {
+    Quantity::GiB.with_unit(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_are_fixed() {
+        assert_eq!(Quantity::Ratio.number(2.0), "2.00");
+        assert_eq!(Quantity::Throughput.number(3199.6), "3200");
+        assert_eq!(Quantity::Share.number(0.1234), "12.3");
+        assert_eq!(Quantity::GiB.number(GIB * 1.25), "1.2");
+        assert_eq!(Quantity::Seconds.number(-0.01), "0.0");
+        assert_eq!(Quantity::Ratio.opt(None), MISSING);
+        assert_eq!(Quantity::Ratio.with_unit(1.5), "1.50×");
+        let s = Stats { median: 2.0, min: 1.5, max: 2.5, n: 3 };
+        assert_eq!(Quantity::Ratio.stats(Some(s)), "2.00 (1.50–2.50)");
+        let one = Stats { median: 2.0, min: 2.0, max: 2.0, n: 1 };
+        assert_eq!(Quantity::Ratio.stats(Some(one)), "2.00");
+    }
+}

@@ -1,0 +1,59 @@
+//! The orders in which modes, mixes and workloads appear in every table and figure.
+
+use colloc_analysis::WorkloadResult;
+use colloc_spec::Mode;
+
+/// Modes from alone to the most isolated.
+pub const MODES: [Mode; 5] = [Mode::Exclusive, Mode::Naive, Mode::Mps, Mode::MpsLimited, Mode::Mig];
+
+/// The paper's fourteen heterogeneous mixes, in its order.
+pub const MIXES: [&str; 14] =
+    ["M+S", "M+2S", "2M+S", "M+3S", "2M+2S", "3M+S", "L+S", "L+2S", "L+3S", "L+M", "L+M+S", "L+2M", "L+M+2S", "L+M+3S"];
+
+pub fn mode_rank(m: Mode) -> usize {
+    MODES.iter().position(|x| *x == m).unwrap_or(MODES.len())
+}
+
+/// Position of a mix label in the paper's list (unknown labels after, by name).
+pub fn mix_rank(label: &str) -> usize {
+    MIXES.iter().position(|x| *x == label).unwrap_or(MIXES.len())
+}
+
+/// Human names of modes.
+pub fn mode_name(m: Mode) -> &'static str {
+    match m {
+        Mode::Exclusive => "alone",
+        Mode::Naive => "naive",
+        Mode::Mps => "MPS",
+        Mode::MpsLimited => "MPS-limited",
+        Mode::Mig => "MIG",
+    }
+}
+
+/// The workload is one of the heterogeneous mixes (experiment 37, more than one job).
+pub fn is_mix(w: &WorkloadResult) -> bool {
+    w.experiment == 37 && w.n_jobs() > 1
+}
+
+/// Sort key of a workload: experiment, model, dataset, batch, data, jobs, mode, layout.
+pub fn workload_key(w: &WorkloadResult) -> (u32, usize, String, String, u32, String, usize, usize, u32, String) {
+    let j = &w.jobs[0];
+    (
+        w.experiment,
+        if is_mix(w) { mix_rank(&w.label) } else { 0 },
+        if is_mix(w) { w.label.clone() } else { j.model.clone() },
+        j.dataset.clone(),
+        j.batch_size,
+        w.data.clone(),
+        w.n_jobs(),
+        mode_rank(w.mode),
+        // Larger MIG slices first.
+        99 - w.jobs.iter().filter_map(|j| j.mig_class.as_deref()).map(slices).max().unwrap_or(0).min(99),
+        w.id.clone(),
+    )
+}
+
+/// Compute slices of a class such as `3g`.
+pub fn slices(class: &str) -> u32 {
+    class.trim_end_matches('g').parse().unwrap_or(0)
+}

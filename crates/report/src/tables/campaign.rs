@@ -1,0 +1,224 @@
+//! Tables about the campaign rather than its measurements: MIG profiles and the mapping
+//! used, the experiment matrix with each cell's status, the hardware and software.
+
+use colloc_analysis::{Results, WorkloadResult};
+use colloc_spec::gpu::GpuTable;
+use colloc_spec::Mode;
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::{Cell, Column, Table};
+use crate::format::{gib, Quantity};
+use crate::order::{mode_name, mode_rank, workload_key, MODES};
+
+/// The GPU table whose NVML names match the traces' GPU.
+pub fn host_table<'a>(results: &Results, gpus: &'a [GpuTable]) -> Option<&'a GpuTable> {
+    gpus.iter().find(|g| results.provenance.gpu_names.iter().any(|n| g.nvml_names.iter().any(|m| n.contains(m.as_str()))))
+}
+
+/// The paper's GPU.
+pub fn paper_table(gpus: &[GpuTable]) -> Option<&GpuTable> {
+    gpus.iter().find(|g| g.key == "a100-40gb")
+}
+
+const CLASSES: [&str; 5] = ["1g", "2g", "3g", "4g", "7g"];
+
+/// MIG profiles per compute-slice class on the paper's A100 and on the traces' GPU, with
+/// what the campaign's MIG and mps-limited workloads used for each class.
+pub fn mig_profiles(results: &Results, gpus: &[GpuTable]) -> Table {
+    let paper = paper_table(gpus);
+    let host = host_table(results, gpus);
+    let host_name = host.map(|h| h.name.clone()).unwrap_or_else(|| results.gpu_name());
+    // class → profiles used by MIG runs, caps used by mps-limited runs
+    let mut used_mig: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut used_caps: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for w in &results.workloads {
+        for j in &w.jobs {
+            let Some(class) = &j.mig_class else { continue };
+            match w.mode {
+                Mode::Mig => {
+                    used_mig.entry(class.clone()).or_default().insert(j.mig_profile.clone().unwrap_or_default());
+                }
+                Mode::MpsLimited => {
+                    let caps = format!(
+                        "{} % of SMs, {}",
+                        j.mps_thread_pct.map_or("?".to_string(), |p| p.to_string()),
+                        j.mps_mem_limit_mib.map_or("?".to_string(), |m| gib(m as f64 * 1024.0 * 1024.0))
+                    );
+                    used_caps.entry(class.clone()).or_default().insert(caps);
+                }
+                _ => {}
+            }
+        }
+    }
+    let side = |t: Option<&GpuTable>, class: &str| -> [Cell; 4] {
+        match t.and_then(|t| t.profile(class)) {
+            Some(p) => [
+                Cell::text(p.name.clone()),
+                Cell::Value(Some(p.sms as f64)),
+                Cell::Value(Some(p.memory_gib)),
+                Cell::Value(Some(p.max_instances as f64)),
+            ],
+            None => [Cell::text(""), Cell::Value(None), Cell::Value(None), Cell::Value(None)],
+        }
+    };
+    let mut rows = Vec::new();
+    for class in CLASSES {
+        let mut row = vec![Cell::text(class)];
+        row.extend(side(paper, class));
+        row.extend(side(host, class));
+        let join = |m: &BTreeMap<String, BTreeSet<String>>| m.get(class).map(|s| s.iter().cloned().collect::<Vec<_>>().join(", ")).unwrap_or_default();
+        row.push(Cell::text(join(&used_mig)));
+        row.push(Cell::text(join(&used_caps)));
+        rows.push(row);
+    }
+    let mut notes = vec![
+        "A workload declares each job's compute-slice class; MIG runs get the traces' GPU's profile of that class, mps-limited runs cap MPS at that profile's share of SMs and its memory.".to_string(),
+    ];
+    if let Some(h) = host {
+        let extra: Vec<&str> = h.profiles.iter().filter(|p| p.class.is_none()).map(|p| p.name.as_str()).collect();
+        if !extra.is_empty() {
+            notes.push(format!("{} also offers {} (not used).", h.name, extra.join(", ")));
+        }
+        notes.push(format!("{}: {} SMs, {} without MIG; source: {}.", h.name, h.sms, Quantity::Plain.number(h.memory_gib) + " GiB", h.source));
+    } else {
+        notes.push(format!("The traces' GPU ({host_name}) has no MIG profile table in experiments/gpus."));
+    }
+    if let Some(p) = paper {
+        notes.push(format!("{}: {} SMs without MIG; source: {}.", p.name, p.sms, p.source));
+    }
+    let paper_name = paper.map(|p| p.name.clone()).unwrap_or_else(|| "A100 40GB".to_string());
+    Table {
+        id: "mig_profiles",
+        title: "MIG profiles".to_string(),
+        caption: format!("MIG profiles per compute-slice class on the paper's {paper_name} and on the {host_name} of the traces, and what this campaign used."),
+        columns: vec![
+            Column::text("Class"),
+            Column::text(&format!("{paper_name} profile")),
+            Column::number("SMs", Quantity::Count),
+            Column::number("Memory (GiB)", Quantity::Plain),
+            Column::number("Max", Quantity::Count),
+            Column::text(&format!("{host_name} profile")),
+            Column::number("SMs", Quantity::Count),
+            Column::number("Memory (GiB)", Quantity::Plain),
+            Column::number("Max", Quantity::Count),
+            Column::text("MIG runs used"),
+            Column::text("mps-limited caps used"),
+        ],
+        rows,
+        notes,
+        simulated: results.simulated,
+    }
+}
+
+/// `ok 2/2`, `skipped`, `infeasible`, `failed 0/2`.
+fn status_cell(w: &WorkloadResult) -> String {
+    let total: usize = w.runs_by_status.values().sum();
+    let ok = w.runs_by_status.get("ok").copied().unwrap_or(0);
+    match w.status.as_str() {
+        "ok" => format!("ok {ok}/{total}"),
+        "failed" => format!("failed {ok}/{total}"),
+        s => s.to_string(),
+    }
+}
+
+/// Rows: experiment × workload × data; columns: the modes the campaign has; cells: status.
+pub fn experiment_matrix(results: &Results) -> Table {
+    let modes: Vec<Mode> = MODES.iter().copied().filter(|m| results.workloads.iter().any(|w| w.mode == *m)).collect();
+    let mut ws: Vec<&WorkloadResult> = results.workloads.iter().collect();
+    ws.sort_by_key(|w| workload_key(w));
+    // Row key: experiment, label, data, in the workloads' order.
+    let mut order: Vec<(u32, String, String)> = Vec::new();
+    let mut cells: BTreeMap<(u32, String, String), BTreeMap<usize, Vec<&WorkloadResult>>> = BTreeMap::new();
+    for w in ws {
+        let key = (w.experiment, w.label.clone(), w.data.clone());
+        if !order.contains(&key) {
+            order.push(key.clone());
+        }
+        cells.entry(key).or_default().entry(mode_rank(w.mode)).or_default().push(w);
+    }
+    let mut rows = Vec::new();
+    for key in &order {
+        let by_mode = &cells[key];
+        let mut row = vec![Cell::text(key.0.to_string()), Cell::text(key.1.clone()), Cell::text(key.2.clone())];
+        for m in &modes {
+            let text = match by_mode.get(&mode_rank(*m)) {
+                None => "·".to_string(),
+                Some(list) if list.len() == 1 => status_cell(list[0]),
+                Some(list) => list.iter().map(|w| format!("{}: {}", w.layout, status_cell(w))).collect::<Vec<_>>().join("; "),
+            };
+            row.push(Cell::text(text));
+        }
+        rows.push(row);
+    }
+    let mut columns = vec![Column::text("Exp."), Column::text("Workload"), Column::text("Data")];
+    columns.extend(modes.iter().map(|m| Column::text(mode_name(*m))));
+    let mut reasons: BTreeSet<String> = BTreeSet::new();
+    for w in &results.workloads {
+        if w.status.as_str() != "ok" {
+            for r in w.reasons.iter().chain(w.plan_reason.iter()) {
+                reasons.insert(format!("{} ({}): {r}", w.status.as_str(), mode_name(w.mode)));
+            }
+        }
+    }
+    let mut notes = vec!["ok n/N: n of the N runs measured; ·: not in this campaign.".to_string()];
+    notes.extend(reasons);
+    Table {
+        id: "experiment_matrix",
+        title: "Experiment matrix".to_string(),
+        caption: format!("The workloads of campaign {} by mode, with the status of their runs.", results.campaign),
+        columns,
+        rows,
+        notes,
+        simulated: results.simulated,
+    }
+}
+
+/// The hardware and software the traces came from.
+pub fn hardware(results: &Results) -> Table {
+    let p = &results.provenance;
+    let list = |v: &[String]| if v.is_empty() { String::new() } else { v.join(", ") };
+    let mut rows: Vec<(String, String)> = vec![
+        ("Campaign".into(), p.campaign.clone()),
+        ("Simulated".into(), if p.simulated { "yes: SIMULATED, not measured".into() } else { "no".into() }),
+        ("GPU".into(), list(&p.gpu_names)),
+        ("GPU memory".into(), p.gpu_memory_total_bytes.map(|b| gib(b as f64)).unwrap_or_default()),
+        ("GPU SMs".into(), p.gpu_sm_count.map(|s| s.to_string()).unwrap_or_default()),
+        ("GPU power limit".into(), p.gpu_power_limit_w.map(|w| Quantity::Watts.with_unit(w)).unwrap_or_default()),
+        ("MIG mode".into(), list(&p.mig_mode)),
+        ("Driver".into(), list(&p.driver_versions)),
+        ("CUDA (driver API)".into(), list(&p.cuda_driver_versions)),
+        ("Host CPU".into(), list(&p.cpu_models)),
+        ("Host CPU cores".into(), p.cpu_cores.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", ")),
+        ("Host memory".into(), p.host_memory_total_bytes.iter().map(|b| gib(*b as f64)).collect::<Vec<_>>().join(", ")),
+        ("Kernel".into(), list(&p.kernels)),
+        ("OS".into(), list(&p.oses)),
+    ];
+    for (k, v) in &p.job_software {
+        rows.push((format!("Jobs: {k}"), v.join(", ")));
+    }
+    rows.extend([
+        ("Runner".into(), list(&p.runner_versions)),
+        ("Git commit".into(), list(&p.git_commits)),
+        ("Plan sha256".into(), list(&p.plan_hashes)),
+        ("Protocol".into(), list(&p.protocols)),
+        ("Telemetry".into(), list(&p.telemetry_sources)),
+        (
+            "Telemetry not available".into(),
+            p.telemetry_unavailable.iter().map(|(k, v)| format!("{k} ({v})")).collect::<Vec<_>>().join("; "),
+        ),
+        ("First run started".into(), p.first_started_at.clone().unwrap_or_default()),
+        ("Last run ended".into(), p.last_ended_at.clone().unwrap_or_default()),
+        ("Runs".into(), p.runs_by_status.iter().map(|(k, v)| format!("{v} {k}")).collect::<Vec<_>>().join(", ")),
+        ("SHA256SUMS sha256".into(), p.manifest_sha256.clone()),
+        ("Files in SHA256SUMS".into(), p.manifest_files.to_string()),
+    ]);
+    Table {
+        id: "hardware",
+        title: "Hardware and software".to_string(),
+        caption: format!("Where the traces of campaign {} came from, as recorded in each run's meta.json.", results.campaign),
+        columns: vec![Column::text("Item"), Column::text("Value")],
+        rows: rows.into_iter().map(|(k, v)| vec![Cell::Text(k), Cell::Text(v)]).collect(),
+        notes: vec![],
+        simulated: results.simulated,
+    }
+}

@@ -1,0 +1,240 @@
+//! Tables of measurements: single-job baselines, homogeneous collocation, heterogeneous
+//! mixes, utilisation.
+
+use colloc_analysis::{Results, WorkloadResult};
+use colloc_spec::Mode;
+use colloc_trace::meta::RunStatus;
+
+use super::{Cell, Column, Table};
+use crate::format::Quantity;
+use crate::order::{is_mix, mix_rank, mode_name, mode_rank, workload_key, MODES};
+
+/// The status word when a workload has no measurement, with the first reason.
+fn unmeasured(w: &WorkloadResult) -> String {
+    match w.reasons.first().or(w.plan_reason.as_ref()) {
+        Some(r) => format!("{}: {r}", w.status.as_str()),
+        None => w.status.as_str().to_string(),
+    }
+}
+
+pub fn baselines(results: &Results) -> Table {
+    let mut bs: Vec<_> = results.baselines.iter().collect();
+    bs.sort_by(|a, b| (&a.model, &a.dataset, a.batch_size, &a.data).cmp(&(&b.model, &b.dataset, b.batch_size, &b.data)));
+    let rows = bs
+        .iter()
+        .map(|b| {
+            vec![
+                Cell::text(b.model.clone()),
+                Cell::text(b.dataset.clone()),
+                Cell::Value(Some(b.batch_size as f64)),
+                Cell::text(b.data.clone()),
+                Cell::text(mode_name(b.mode)),
+                Cell::Stats(Some(b.throughput)),
+                Cell::Stats(b.epoch_seconds),
+                Cell::Stats(b.measured_epoch_seconds),
+                Cell::Stats(b.memory_bytes),
+                Cell::Stats(b.data_wait_share),
+                Cell::Stats(b.cpu_cores),
+                Cell::Stats(b.sm_activity_pct),
+            ]
+        })
+        .collect();
+    Table {
+        id: "baselines",
+        title: "Single-job baselines".to_string(),
+        caption: "Each model alone on the whole GPU: the reference of every ratio and slowdown.".to_string(),
+        columns: vec![
+            Column::text("Model"),
+            Column::text("Dataset"),
+            Column::number("Batch", Quantity::Count),
+            Column::text("Data"),
+            Column::text("Mode"),
+            Column::number("Throughput", Quantity::Throughput),
+            Column::number("Epoch time", Quantity::Seconds),
+            Column::number("Epoch time, measured", Quantity::Seconds),
+            Column::number("Memory", Quantity::GiB),
+            Column::number("Data wait", Quantity::Share),
+            Column::number("Host CPU", Quantity::Cores),
+            Column::number("SM activity", Quantity::Percent),
+        ],
+        rows,
+        notes: vec![
+            "Epoch time: the dataset's training images over the throughput; measured: the jobs' own epoch_end events (scaled to the whole training set when a generated set is a fraction of it), when they trained whole epochs.".to_string(),
+            "Memory: peak device memory of the job's processes (NVML), else PyTorch's peak reserved memory.".to_string(),
+        ],
+        simulated: results.simulated,
+    }
+}
+
+pub fn homogeneous(results: &Results) -> Table {
+    let mut ws: Vec<&WorkloadResult> = results.workloads.iter().filter(|w| !is_mix(w) && w.homogeneous()).collect();
+    ws.sort_by_key(|w| workload_key(w));
+    let capacity = results.gpu_memory_bytes();
+    let rows = ws
+        .iter()
+        .map(|w| {
+            let j = &w.jobs[0];
+            let share = w.mem_used_bytes_max.map(|s| s.median).zip(capacity).map(|(u, c)| u / c);
+            vec![
+                Cell::text(w.experiment.to_string()),
+                Cell::text(j.model.clone()),
+                Cell::text(j.dataset.clone()),
+                Cell::Value(Some(j.batch_size as f64)),
+                Cell::text(w.data.clone()),
+                Cell::Value(Some(w.n_jobs() as f64)),
+                Cell::text(mode_label(w)),
+                Cell::text(if w.status == RunStatus::Ok { "ok".to_string() } else { unmeasured(w) }),
+                Cell::Stats(w.per_job_epoch_seconds),
+                Cell::Stats(w.aggregate_throughput),
+                Cell::Stats(w.aggregate_ratio),
+                Cell::Stats(w.mem_used_bytes_max),
+                Cell::Value(share),
+            ]
+        })
+        .collect();
+    Table {
+        id: "homogeneous",
+        title: "Homogeneous collocation".to_string(),
+        caption: "One to seven copies of the same job per mode: per-job epoch time, aggregate throughput and its ratio to the model alone, device memory.".to_string(),
+        columns: vec![
+            Column::text("Exp."),
+            Column::text("Model"),
+            Column::text("Dataset"),
+            Column::number("Batch", Quantity::Count),
+            Column::text("Data"),
+            Column::number("Jobs", Quantity::Count),
+            Column::text("Mode"),
+            Column::text("Status"),
+            Column::number("Per-job epoch time", Quantity::Seconds),
+            Column::number("Aggregate throughput", Quantity::Throughput),
+            Column::number("Throughput ratio", Quantity::Ratio),
+            Column::number("Memory used", Quantity::GiB),
+            Column::number("Memory of GPU", Quantity::Share),
+        ],
+        rows,
+        notes: vec![
+            "Throughput ratio: the jobs' summed throughput over the same model's alone on the whole GPU.".to_string(),
+            "Per-job epoch time: statistics over every job of every repetition.".to_string(),
+        ],
+        simulated: results.simulated,
+    }
+}
+
+/// `MPS`, `MIG 1g×7`, `MPS-limited 1g×7`.
+pub fn mode_label(w: &WorkloadResult) -> String {
+    if w.layout.is_empty() {
+        mode_name(w.mode).to_string()
+    } else {
+        format!("{} {}", mode_name(w.mode), w.layout)
+    }
+}
+
+pub fn mixes(results: &Results) -> Table {
+    let mixes: Vec<&WorkloadResult> = results.workloads.iter().filter(|w| is_mix(w)).collect();
+    let modes: Vec<Mode> = MODES.iter().copied().filter(|m| mixes.iter().any(|w| w.mode == *m)).collect();
+    let mut keys: Vec<(usize, String, String)> = mixes.iter().map(|w| (mix_rank(&w.label), w.label.clone(), w.data.clone())).collect();
+    keys.sort();
+    keys.dedup();
+    let mut rows = Vec::new();
+    for (_, label, data) in &keys {
+        let of = |m: Mode| mixes.iter().find(|w| &w.label == label && &w.data == data && w.mode == m).copied();
+        let any = mixes.iter().find(|w| &w.label == label && &w.data == data).expect("a mix of the key");
+        let mut kinds: Vec<(String, usize)> = Vec::new();
+        for j in &any.jobs {
+            let k = format!("{} b{}", j.model, j.batch_size);
+            match kinds.iter_mut().find(|(x, _)| *x == k) {
+                Some((_, n)) => *n += 1,
+                None => kinds.push((k, 1)),
+            }
+        }
+        let jobs = kinds.iter().map(|(k, n)| if *n > 1 { format!("{n} × {k}") } else { k.clone() }).collect::<Vec<_>>().join(" + ");
+        let layout = of(Mode::Mig).or_else(|| of(Mode::MpsLimited)).map(|w| w.layout.clone()).unwrap_or_default();
+        let mut row = vec![Cell::text(label.clone()), Cell::text(data.clone()), Cell::text(jobs), Cell::text(layout)];
+        for m in &modes {
+            row.push(match of(*m) {
+                None => Cell::text("·"),
+                Some(w) if w.aggregate_ratio.is_some() => Cell::Stats(w.aggregate_ratio),
+                Some(w) if !w.feasible || w.status == RunStatus::Infeasible => Cell::text("infeasible"),
+                Some(w) if w.status == RunStatus::Ok => Cell::text(match w.aggregate_throughput {
+                    Some(t) => format!("{} (no run alone)", Quantity::Throughput.with_unit(t.median)),
+                    None => "ok, not measured".to_string(),
+                }),
+                Some(w) => Cell::text(w.status.as_str()),
+            });
+        }
+        rows.push(row);
+    }
+    let mut columns = vec![Column::text("Mix"), Column::text("Data"), Column::text("Jobs"), Column::text("MIG slices")];
+    columns.extend(modes.iter().map(|m| Column::number(mode_name(*m), Quantity::Ratio)));
+    Table {
+        id: "mixes",
+        title: "Heterogeneous mixes".to_string(),
+        caption: "Experiment 37: mixes of small (S), medium (M) and large (L) jobs per mode; each cell is the sum over jobs of throughput over the same model alone.".to_string(),
+        columns,
+        rows,
+        notes: vec![
+            "S = resnet26/CIFAR-10/b128, M = resnet50/ImageNet64/b128, L = resnet152/ImageNet/b32; under MIG S→1g, M→2g, L→4g.".to_string(),
+            "infeasible: the MIG layout cannot be made on the GPU (more than its seven compute slices, or no placement).".to_string(),
+        ],
+        simulated: results.simulated,
+    }
+}
+
+pub fn utilisation(results: &Results) -> Table {
+    let mut ws: Vec<&WorkloadResult> = results.workloads.iter().filter(|w| w.status == RunStatus::Ok).collect();
+    ws.sort_by_key(|w| workload_key(w));
+    let capacity = results.gpu_memory_bytes();
+    let med = |s: Option<colloc_analysis::Stats>| Cell::Value(s.map(|s| s.median));
+    let rows = ws
+        .iter()
+        .map(|w| {
+            vec![
+                Cell::text(w.experiment.to_string()),
+                Cell::text(w.label.clone()),
+                Cell::text(w.data.clone()),
+                Cell::text(mode_label(w)),
+                med(w.sm_activity_pct),
+                med(w.sm_occupancy_pct),
+                med(w.tensor_activity_pct),
+                med(w.dram_bw_util_pct),
+                med(w.gpu_util_pct),
+                med(w.mem_used_bytes_max),
+                Cell::Value(w.mem_used_bytes_max.map(|s| s.median).zip(capacity).map(|(u, c)| u / c)),
+                med(w.power_w),
+                med(w.energy_per_image_j),
+                med(w.cpu_cores_total),
+                med(w.data_wait_share),
+            ]
+        })
+        .collect();
+    let _ = mode_rank;
+    Table {
+        id: "utilisation",
+        title: "Utilisation".to_string(),
+        caption: "GPU activity, memory, power and host CPU over the window in which all jobs trained (medians over repetitions).".to_string(),
+        columns: vec![
+            Column::text("Exp."),
+            Column::text("Workload"),
+            Column::text("Data"),
+            Column::text("Mode"),
+            Column::number("SM activity", Quantity::Percent),
+            Column::number("SM occupancy", Quantity::Percent),
+            Column::number("Tensor activity", Quantity::Percent),
+            Column::number("DRAM bandwidth", Quantity::Percent),
+            Column::number("GPU utilisation", Quantity::Percent),
+            Column::number("Memory used", Quantity::GiB),
+            Column::number("Memory of GPU", Quantity::Share),
+            Column::number("Power", Quantity::Watts),
+            Column::number("Energy per image", Quantity::JoulesPerImage),
+            Column::number("Host CPU", Quantity::Cores),
+            Column::number("Data wait", Quantity::Share),
+        ],
+        rows,
+        notes: vec![
+            "SM activity, occupancy, tensor activity and DRAM bandwidth from NVML GPM (whole GPU; for MIG, the mean over instances when the whole-GPU value is not available); GPU utilisation is NVML's coarser busy time.".to_string(),
+            "Energy per image: the energy counter's increase over the window over the images all jobs trained in it.".to_string(),
+            "Host CPU: the jobs' process trees summed, in cores; data wait: share of training time spent waiting for the next batch (mean over jobs).".to_string(),
+        ],
+        simulated: results.simulated,
+    }
+}

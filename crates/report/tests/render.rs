@@ -1,0 +1,175 @@
+//! Rendering a fixture campaign: every output present, deterministic, SIMULATED marked,
+//! stale outputs detected, and the HTML report's figures load in a browser.
+
+use colloc_analysis::claims::{evaluate, ClaimOutcome};
+use colloc_analysis::testkit::{write_campaign, FixtureOptions};
+use colloc_analysis::Results;
+use colloc_report::{outputs, stale, write, Inputs, Layout, Output};
+use colloc_spec::gpu::GpuTable;
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn claims() -> Vec<colloc_spec::claims::ClaimSpec> {
+    colloc_spec::load_project(&root()).unwrap_or_else(|d| panic!("{d}")).artifact.claims
+}
+
+fn gpus() -> Vec<GpuTable> {
+    let mut v = Vec::new();
+    for key in ["a100-40gb", "h200-141gb"] {
+        let path = root().join(format!("experiments/gpus/{key}.yaml"));
+        if let Ok(text) = std::fs::read_to_string(&path) {
+            v.push(serde_saphyr_free_parse(&text));
+        }
+    }
+    v
+}
+
+/// The GPU tables through the spec crate's own loader.
+fn serde_saphyr_free_parse(text: &str) -> GpuTable {
+    colloc_spec::resolve::parse_yaml::<GpuTable>(Path::new("gpu.yaml"), text).expect("GPU table")
+}
+
+fn fixture(opts: FixtureOptions) -> (tempfile::TempDir, Results, Vec<ClaimOutcome>) {
+    let d = tempfile::tempdir().unwrap();
+    let dir = write_campaign(d.path(), &opts).unwrap();
+    let r = colloc_analysis::analyse(&dir).unwrap();
+    let c = evaluate(&r, &claims()).unwrap();
+    (d, r, c)
+}
+
+fn render(r: &Results, c: &[ClaimOutcome], g: &[GpuTable]) -> Vec<Output> {
+    outputs(&Inputs { results: r, claims: c, gpus: g }, &Layout::default()).unwrap()
+}
+
+#[test]
+fn every_output_is_generated_deterministically_and_marked_simulated() {
+    let (_d, r, c) = fixture(FixtureOptions::default());
+    let g = gpus();
+    let a = render(&r, &c, &g);
+    let b = render(&r, &c, &g);
+    assert_eq!(a.len(), b.len());
+    for (x, y) in a.iter().zip(&b) {
+        assert_eq!(x.path, y.path);
+        assert!(x.bytes == y.bytes, "{} differs between two renders", x.path);
+    }
+    let paths: Vec<&str> = a.iter().map(|o| o.path.as_str()).collect();
+    for t in ["hardware", "mig_profiles", "experiment_matrix", "baselines", "homogeneous", "mixes", "utilisation", "claims"] {
+        for ext in ["tex", "csv", "md"] {
+            assert!(paths.contains(&format!("paper/tables/{t}.{ext}").as_str()), "paper/tables/{t}.{ext}");
+        }
+    }
+    for f in colloc_report::figures::ALL {
+        assert!(paths.contains(&format!("figures/{}.svg", f.id()).as_str()));
+        assert!(paths.contains(&format!("figures/{}.png", f.id()).as_str()));
+    }
+    assert!(paths.contains(&"paper/claims.md") && paths.contains(&"paper/report.html"));
+    for o in &a {
+        if o.path.ends_with(".png") {
+            assert_eq!(&o.bytes[..8], b"\x89PNG\r\n\x1a\n", "{}", o.path);
+            continue;
+        }
+        let text = String::from_utf8(o.bytes.clone()).unwrap();
+        assert!(text.contains("SIMULATED"), "{} does not say SIMULATED", o.path);
+    }
+    // The paper's numbers appear in the claims only.
+    let svg = String::from_utf8(a.iter().find(|o| o.path == "figures/aggregate_ratio_vs_jobs.svg").unwrap().bytes.clone()).unwrap();
+    assert!(!svg.contains("4×") && !svg.contains("paper"));
+    let md = String::from_utf8(a.iter().find(|o| o.path == "paper/claims.md").unwrap().bytes.clone()).unwrap();
+    assert!(md.contains("## C7") && md.contains("not run"), "{md}");
+}
+
+#[test]
+fn stale_outputs_are_detected() {
+    let (_d, r, c) = fixture(FixtureOptions { repetitions: 1, ..Default::default() });
+    let g = gpus();
+    let out = render(&r, &c, &g);
+    let layout = Layout::default();
+    let target = tempfile::tempdir().unwrap();
+    write(target.path(), &out, &layout).unwrap();
+    assert!(stale(target.path(), &out, &layout).unwrap().is_empty());
+    // Written again: nothing changes.
+    assert!(write(target.path(), &out, &layout).unwrap().is_empty());
+
+    std::fs::write(target.path().join("paper/tables/mixes.csv"), "edited\n").unwrap();
+    std::fs::remove_file(target.path().join("figures/data_loading.png")).unwrap();
+    std::fs::write(target.path().join("figures/old_figure.svg"), "<svg/>").unwrap();
+    let s = stale(target.path(), &out, &layout).unwrap();
+    assert!(s.contains(&"paper/tables/mixes.csv: differs from what the traces give".to_string()), "{s:?}");
+    assert!(s.contains(&"figures/data_loading.png: missing".to_string()), "{s:?}");
+    assert!(s.contains(&"figures/old_figure.svg: no longer generated".to_string()), "{s:?}");
+    write(target.path(), &out, &layout).unwrap();
+    assert!(stale(target.path(), &out, &layout).unwrap().is_empty());
+}
+
+#[test]
+fn a_figure_without_data_says_so() {
+    let (_d, mut r, c) = fixture(FixtureOptions { repetitions: 1, ..Default::default() });
+    r.workloads.retain(|w| w.experiment != 37);
+    r.timelines.clear();
+    let out = render(&r, &c, &[]);
+    for id in ["mixes_by_mode", "utilisation_timeline"] {
+        let svg = String::from_utf8(out.iter().find(|o| o.path == format!("figures/{id}.svg")).unwrap().bytes.clone()).unwrap();
+        assert!(svg.contains("No data in this campaign"), "{id}");
+    }
+    // Without GPU tables the MIG profile table still renders, saying what is missing.
+    let md = String::from_utf8(out.iter().find(|o| o.path == "paper/tables/mig_profiles.md").unwrap().bytes.clone()).unwrap();
+    assert!(md.contains("has no MIG profile table"), "{md}");
+}
+
+#[test]
+fn the_report_loads_every_figure_in_chromium() {
+    let chromium = Path::new("/usr/bin/chromium");
+    if !chromium.exists() {
+        eprintln!("\n!!!!!!!! SKIPPED: /usr/bin/chromium is absent, the HTML report was not opened in a browser (apt-get install -y chromium) !!!!!!!!\n");
+        return;
+    }
+    let (_d, r, c) = fixture(FixtureOptions { repetitions: 1, ..Default::default() });
+    let out = render(&r, &c, &gpus());
+    let html = out.iter().find(|o| o.path == "paper/report.html").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("report.html");
+    std::fs::write(&page, &html.bytes).unwrap();
+    let profile = dir.path().join("profile");
+    let run = std::process::Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--virtual-time-budget=10000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium runs");
+    let dom = String::from_utf8_lossy(&run.stdout);
+    assert!(dom.contains("data-checked=\"yes\""), "the page's check did not run; stderr: {}", String::from_utf8_lossy(&run.stderr));
+    let n = colloc_report::figures::ALL.len();
+    assert!(dom.contains(&format!("data-figures=\"{n}\"")), "expected {n} figures");
+    assert!(dom.contains("data-broken=\"\""), "broken figures: {}", dom.split("data-broken=\"").nth(1).unwrap_or("").split('"').next().unwrap_or(""));
+}
+
+/// Renders a fixture (or the campaign at `$COLLOC_CAMPAIGN_DIR`) into `$COLLOC_REPORT_KEEP`
+/// for a look, when set.
+#[test]
+fn keep_a_rendering_when_asked() {
+    let Ok(dest) = std::env::var("COLLOC_REPORT_KEEP") else { return };
+    let (_d, r, c) = match std::env::var("COLLOC_CAMPAIGN_DIR") {
+        Ok(dir) => {
+            let r = colloc_analysis::analyse(Path::new(&dir)).unwrap();
+            let c = evaluate(&r, &claims()).unwrap();
+            (tempfile::tempdir().unwrap(), r, c)
+        }
+        Err(_) => fixture(FixtureOptions { full: true, window_seconds: 25, ..Default::default() }),
+    };
+    let out = render(&r, &c, &gpus());
+    write(Path::new(&dest), &out, &Layout::default()).unwrap();
+    print!("{}", colloc_report::claims::console(&c));
+}
