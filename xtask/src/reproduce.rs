@@ -126,10 +126,7 @@ mod tests {
             panic!("artifact.yaml or the specs do not load: run `cargo xtask validate`");
         };
         let shipped = project.artifact.shipped_campaign.value.clone();
-        if !root.join("data").join(&shipped).join("SHA256SUMS").exists() {
-            eprintln!("\n!!!!!!!! SKIPPED: the shipped campaign data/{shipped}/ is not in this checkout !!!!!!!!\n");
-            return;
-        }
+        assert!(root.join("data").join(&shipped).join("SHA256SUMS").exists(), "the shipped campaign data/{shipped}/ is missing");
         let o = super::reproduce(&root, None, true).unwrap();
         assert!(o.changes.is_empty(), "outputs are stale; run `cargo xtask reproduce`:\n{}", o.changes.join("\n"));
     }
