@@ -15,7 +15,13 @@ pub fn main(a: Args) -> anyhow::Result<ExitCode> {
     let root = crate::project_root();
     match check(&root, &a.files) {
         Ok(summary) => {
-            println!("{summary}");
+            // The claims' checks must name queries the analysis knows, with known arguments.
+            let project = colloc_spec::load_project(&root)?;
+            if let Err(e) = colloc_analysis::claims::validate_claims(&project.artifact.claims) {
+                eprintln!("artifact.yaml: error: {e:#}");
+                return Ok(ExitCode::FAILURE);
+            }
+            println!("{summary}, {} claims", project.artifact.claims.len());
             Ok(ExitCode::SUCCESS)
         }
         Err(d) => {
