@@ -284,26 +284,29 @@ fn job_data(ds: &Dataset, source: Source, protocol: &Protocol) -> JobData {
 
 /// Training settings with the paper's values wherever the spec says nothing.
 pub fn training(t: &TrainingDecl, batch: u32, model_input: Option<u32>) -> Training {
+    let d = Training::paper(batch);
     Training {
-        lr: t.lr.unwrap_or(0.1 * batch as f64 / 256.0),
-        momentum: t.momentum.unwrap_or(0.9),
-        weight_decay: t.weight_decay.unwrap_or(2e-5),
-        label_smoothing: t.label_smoothing.unwrap_or(0.1),
-        schedule: match t.schedule.unwrap_or(Schedule::Cosine) {
-            Schedule::Cosine => "cosine".into(),
-            Schedule::Constant => "constant".into(),
+        lr: t.lr.unwrap_or(d.lr),
+        momentum: t.momentum.unwrap_or(d.momentum),
+        weight_decay: t.weight_decay.unwrap_or(d.weight_decay),
+        label_smoothing: t.label_smoothing.unwrap_or(d.label_smoothing),
+        schedule: match t.schedule {
+            Some(Schedule::Cosine) => "cosine".into(),
+            Some(Schedule::Constant) => "constant".into(),
+            None => d.schedule,
         },
-        precision: match t.precision.unwrap_or(Precision::Fp32) {
-            Precision::Fp32 => "fp32".into(),
-            Precision::Amp => "amp".into(),
+        precision: match t.precision {
+            Some(Precision::Fp32) => "fp32".into(),
+            Some(Precision::Amp) => "amp".into(),
+            None => d.precision,
         },
-        channels_last: t.channels_last.unwrap_or(false),
-        workers: t.workers.unwrap_or(4),
+        channels_last: t.channels_last.unwrap_or(d.channels_last),
+        workers: t.workers.unwrap_or(d.workers),
         input_size: t.input_size.or(model_input),
-        num_classes: t.num_classes.unwrap_or(1000),
-        color_jitter: t.color_jitter.unwrap_or(0.4),
-        validate_every_epoch: t.validate_every_epoch.unwrap_or(true),
-        seed: t.seed.unwrap_or(42),
+        num_classes: t.num_classes.unwrap_or(d.num_classes),
+        color_jitter: t.color_jitter.unwrap_or(d.color_jitter),
+        validate_every_epoch: t.validate_every_epoch.unwrap_or(d.validate_every_epoch),
+        seed: t.seed.unwrap_or(d.seed),
     }
 }
 

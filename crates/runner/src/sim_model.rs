@@ -330,21 +330,7 @@ pub(crate) mod tests {
                 fraction: 1.0,
                 format: "png".into(),
             },
-            training: Training {
-                lr: 0.05,
-                momentum: 0.9,
-                weight_decay: 2e-5,
-                label_smoothing: 0.1,
-                schedule: "cosine".into(),
-                precision: "fp32".into(),
-                channels_last: false,
-                workers: 4,
-                input_size: None,
-                num_classes: 1000,
-                color_jitter: 0.4,
-                validate_every_epoch: true,
-                seed: 42,
-            },
+            training: Training::paper(128),
         }
     }
 
