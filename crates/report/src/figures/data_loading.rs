@@ -41,7 +41,14 @@ where
     let colors: Vec<RGBColor> = (0..sources.len()).map(|i| PALETTE[(i + 4) % PALETTE.len()]).collect();
     let label = |k: &(u32, String, String, String)| {
         let w = by[k].values().next().expect("a workload");
-        format!("{}\n{}", k.1, crate::tables::results::mode_label(w))
+        // Labels stay short under a bar pair: the job count and the mode (the models are in
+        // the panel titles).
+        let jobs = match k.1.split_once(" × ") {
+            Some(("1", _)) => "1 job".to_string(),
+            Some((n, _)) => format!("{n} jobs"),
+            None => k.1.clone(),
+        };
+        format!("{jobs}\n{}", crate::tables::results::mode_label(w))
     };
     let groups_for = |f: &dyn Fn(&WorkloadResult) -> Option<colloc_analysis::Stats>, notes: bool| -> Vec<Group> {
         order
@@ -70,13 +77,14 @@ where
             })
             .collect()
     };
+    let models: Vec<String> = order.iter().map(|k| k.1.split_once(" × ").map_or(k.1.as_str(), |(_, m)| m).to_string()).collect::<BTreeSet<_>>().into_iter().collect();
     let (area, strip) = with_legend(body);
     let (left, right) = area.split_horizontally(area.dim_in_pixel().0 / 2);
     let throughput = BarPanel {
-        title: "Aggregate throughput".into(),
+        title: format!("Aggregate throughput ({})", models.join(", ")),
         y_desc: "Images per second (img/s)".into(),
         colors: colors.clone(),
-        groups: groups_for(&|w: &WorkloadResult| w.aggregate_throughput, true),
+        groups: groups_for(&|w: &WorkloadResult| w.aggregate_throughput, false),
         ref_line: None,
     };
     draw_bar_panel(root, &left, &throughput)?;
