@@ -204,7 +204,7 @@ pub fn load_project_with(root: &Path, extra: &[PathBuf]) -> Result<Project, Diag
         }
     };
     if let (Some(spec), Some((artifact, afile))) = (&spec, &artifact) {
-        diags.extend(check_artifact(root, spec, &gpus, artifact, afile));
+        diags.extend(check_artifact(spec, &gpus, artifact, afile));
     }
     if !diags.is_empty() {
         return Err(Diagnostics(diags));
@@ -799,7 +799,7 @@ pub fn merge_training(base: &TrainingDecl, own: Option<&TrainingDecl>) -> Traini
 }
 
 /// Checks `artifact.yaml` against the spec and GPU tables.
-fn check_artifact(root: &Path, spec: &Spec, gpus: &BTreeMap<String, GpuTable>, a: &Artifact, (f, t): &(PathBuf, String)) -> Vec<Diagnostic> {
+fn check_artifact(spec: &Spec, gpus: &BTreeMap<String, GpuTable>, a: &Artifact, (f, t): &(PathBuf, String)) -> Vec<Diagnostic> {
     let mut diags = Vec::new();
     let d = |s: &Spanned<String>, m: String| Diagnostic::spanned(f, t, s, m);
     for g in &a.gpus {
@@ -888,7 +888,6 @@ fn check_artifact(root: &Path, spec: &Spec, gpus: &BTreeMap<String, GpuTable>, a
     if !names.contains(&a.shipped_campaign.value) {
         diags.push(d(&a.shipped_campaign, format!("`{}` is not a campaign of this file", a.shipped_campaign.value)));
     }
-    let _ = root;
     diags.dedup();
     diags
 }
