@@ -65,18 +65,26 @@ pub fn render(p: &Plan) -> String {
         p.protocol.name
     );
     let idw = p.workloads.iter().map(|w| w.id.len()).max().unwrap_or(2).max(2);
-    let _ = writeln!(s, "{:<idw$}  {:>3}  {:<11}  {:>4}  {:>3}  {:>8}  layout", "id", "exp", "mode", "jobs", "rep", "est");
+    let _ =
+        writeln!(s, "{:<idw$}  {:>3}  {:<11}  {:>4}  {:>3}  {:>8}  layout", "id", "exp", "mode", "jobs", "rep", "est");
     for w in &p.workloads {
         let layout = if !w.feasible {
             format!("INFEASIBLE: {}", w.reason.as_deref().unwrap_or(""))
         } else {
             match w.mode {
-                Mode::Mig => w.jobs.iter().map(|j| j.mig_profile.clone().unwrap_or_default()).collect::<Vec<_>>().join(" + "),
+                Mode::Mig => {
+                    w.jobs.iter().map(|j| j.mig_profile.clone().unwrap_or_default()).collect::<Vec<_>>().join(" + ")
+                }
                 Mode::MpsLimited => w
                     .jobs
                     .iter()
                     .filter_map(|j| j.mps_limits.as_ref())
-                    .map(|l| format!("{}%/{}MiB (as {})", l.active_thread_percentage, l.pinned_mem_limit_mib, l.stands_in_for))
+                    .map(|l| {
+                        format!(
+                            "{}%/{}MiB (as {})",
+                            l.active_thread_percentage, l.pinned_mem_limit_mib, l.stands_in_for
+                        )
+                    })
                     .collect::<Vec<_>>()
                     .join(" + "),
                 _ => w.label.clone(),

@@ -43,7 +43,9 @@ pub fn main(a: Args) -> Result<ExitCode> {
         // First what the campaign lacks, on this machine's GPU (runs already made are kept).
         let name = match &a.campaign {
             Some(c) => c.clone(),
-            None => colloc_spec::load_project(&root).map_err(|d| anyhow::anyhow!("{d}"))?.artifact.shipped_campaign.value,
+            None => {
+                colloc_spec::load_project(&root).map_err(|d| anyhow::anyhow!("{d}"))?.artifact.shipped_campaign.value
+            }
         };
         let code = crate::run::main(crate::run::Args::for_campaign(&name))?;
         if code != ExitCode::SUCCESS {
@@ -70,7 +72,6 @@ pub fn main(a: Args) -> Result<ExitCode> {
         Ok(ExitCode::SUCCESS)
     }
 }
-
 
 /// Verifies, analyses and renders `campaign` (default: the shipped one) of the project at
 /// `root`; writes the outputs unless `check`.
@@ -102,7 +103,11 @@ pub fn reproduce(root: &Path, campaign: Option<&str>, check: bool) -> Result<Out
     let outputs = colloc_report::outputs(&Inputs { results: &results, claims: &claims, gpus: &gpus }, &layout)?;
     let t_render = t1.elapsed();
     let t2 = Instant::now();
-    let changes = if check { colloc_report::stale(root, &outputs, &layout)? } else { colloc_report::write(root, &outputs, &layout)? };
+    let changes = if check {
+        colloc_report::stale(root, &outputs, &layout)?
+    } else {
+        colloc_report::write(root, &outputs, &layout)?
+    };
     let t_write = t2.elapsed();
     let timing = format!(
         "timing: verify + analyse {:.2} s ({} runs), render {:.2} s ({} files), {} {:.2} s",
@@ -126,7 +131,10 @@ mod tests {
             panic!("artifact.yaml or the specs do not load: run `cargo xtask validate`");
         };
         let shipped = project.artifact.shipped_campaign.value.clone();
-        assert!(root.join("data").join(&shipped).join("SHA256SUMS").exists(), "the shipped campaign data/{shipped}/ is missing");
+        assert!(
+            root.join("data").join(&shipped).join("SHA256SUMS").exists(),
+            "the shipped campaign data/{shipped}/ is missing"
+        );
         let o = super::reproduce(&root, None, true).unwrap();
         assert!(o.changes.is_empty(), "outputs are stale; run `cargo xtask reproduce`:\n{}", o.changes.join("\n"));
     }

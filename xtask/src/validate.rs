@@ -30,4 +30,3 @@ pub fn main(a: Args) -> anyhow::Result<ExitCode> {
         }
     }
 }
-

@@ -26,8 +26,15 @@ fn counted(r: &RunResult) -> bool {
     r.status == RunStatus::Ok && !r.superseded
 }
 
-const BASELINE_METRICS: &[&str] =
-    &["throughput", "epoch_seconds", "measured_epoch_seconds", "memory_bytes", "data_wait_share", "cpu_cores", "sm_activity_pct"];
+const BASELINE_METRICS: &[&str] = &[
+    "throughput",
+    "epoch_seconds",
+    "measured_epoch_seconds",
+    "memory_bytes",
+    "data_wait_share",
+    "cpu_cores",
+    "sm_activity_pct",
+];
 
 /// Each model alone on the whole GPU: `exclusive` runs, else one job in `naive` mode.
 pub(crate) fn baselines(runs: &[RunResult], workloads: &BTreeMap<String, PlannedWorkload>) -> Result<Vec<Baseline>> {
@@ -44,7 +51,10 @@ pub(crate) fn baselines(runs: &[RunResult], workloads: &BTreeMap<String, Planned
         keys.push(w.mode.to_string());
         let memory = j.gpu_mem_bytes_max.or(j.torch_peak_reserved_bytes);
         let sm = r.utilisation.as_ref().and_then(|u| u.sm_activity_pct);
-        frame.push(&keys, &[j.throughput, j.epoch_seconds, j.measured_epoch_seconds, memory, j.data_wait_share, j.cpu_cores, sm]);
+        frame.push(
+            &keys,
+            &[j.throughput, j.epoch_seconds, j.measured_epoch_seconds, memory, j.data_wait_share, j.cpu_cores, sm],
+        );
         ids.entry((key, w.mode)).or_default().insert(w.id.clone());
     }
     let g = stats_by(&frame.finish()?, &["model", "dataset", "batch", "data", "mode"], BASELINE_METRICS)?;
@@ -77,7 +87,11 @@ pub(crate) fn baselines(runs: &[RunResult], workloads: &BTreeMap<String, Planned
 }
 
 /// Fills per-job slowdowns and the runs' aggregate ratios from the baselines.
-pub(crate) fn apply_baselines(runs: &mut [RunResult], workloads: &BTreeMap<String, PlannedWorkload>, baselines: &[Baseline]) {
+pub(crate) fn apply_baselines(
+    runs: &mut [RunResult],
+    workloads: &BTreeMap<String, PlannedWorkload>,
+    baselines: &[Baseline],
+) {
     let alone: BTreeMap<BaselineKey, f64> = baselines
         .iter()
         .map(|b| ((b.model.clone(), b.dataset.clone(), b.batch_size, b.data.clone()), b.throughput.median))
@@ -130,7 +144,10 @@ const JOB_METRICS: &[&str] = &[
 ];
 
 /// Statistics per workload over its counted repetitions; every workload with runs appears.
-pub(crate) fn workload_results(runs: &[RunResult], workloads: &BTreeMap<String, PlannedWorkload>) -> Result<Vec<WorkloadResult>> {
+pub(crate) fn workload_results(
+    runs: &[RunResult],
+    workloads: &BTreeMap<String, PlannedWorkload>,
+) -> Result<Vec<WorkloadResult>> {
     let mut run_frame = FrameBuilder::new(&["workload"], RUN_METRICS);
     let mut job_frame = FrameBuilder::new(&["workload", "job"], JOB_METRICS);
     for r in runs.iter().filter(|r| counted(r)) {
@@ -242,7 +259,14 @@ pub(crate) fn workload_results(runs: &[RunResult], workloads: &BTreeMap<String, 
         });
     }
     out.sort_by(|a, b| {
-        (a.experiment, &a.label, &a.data, a.mode, &a.layout, &a.id).cmp(&(b.experiment, &b.label, &b.data, b.mode, &b.layout, &b.id))
+        (a.experiment, &a.label, &a.data, a.mode, &a.layout, &a.id).cmp(&(
+            b.experiment,
+            &b.label,
+            &b.data,
+            b.mode,
+            &b.layout,
+            &b.id,
+        ))
     });
     Ok(out)
 }
@@ -283,7 +307,12 @@ pub(crate) fn layout(w: &PlannedWorkload) -> String {
     let mut classes: Vec<String> = w
         .jobs
         .iter()
-        .map(|j| j.mig_class.clone().or_else(|| j.mig_profile.as_ref().and_then(|p| p.split('.').next().map(str::to_string))).unwrap_or_else(|| "?".into()))
+        .map(|j| {
+            j.mig_class
+                .clone()
+                .or_else(|| j.mig_profile.as_ref().and_then(|p| p.split('.').next().map(str::to_string)))
+                .unwrap_or_else(|| "?".into())
+        })
         .collect();
     classes.sort_by(|a, b| slices(b).cmp(&slices(a)).then(a.cmp(b)));
     let mut parts: Vec<(String, usize)> = Vec::new();
@@ -358,7 +387,9 @@ pub(crate) fn comparisons(workloads: &[WorkloadResult]) -> Vec<ModeComparison> {
             mig_stand_in: stand_in.filter(|_| get(Mode::Mps).is_some()),
             best_mode,
             aggregate_throughput: best,
-            mig_infeasible: ws.iter().any(|w| w.mode == Mode::Mig && (!w.feasible || w.status == RunStatus::Infeasible)),
+            mig_infeasible: ws
+                .iter()
+                .any(|w| w.mode == Mode::Mig && (!w.feasible || w.status == RunStatus::Infeasible)),
         });
     }
     out

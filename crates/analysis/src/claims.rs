@@ -127,7 +127,12 @@ pub fn validate_claims(claims: &[ClaimSpec]) -> Result<()> {
             };
             for a in k.args.keys() {
                 if !q.args.contains(&a.as_str()) {
-                    bail!("claim {}: query `{}` takes no argument `{a}` (it takes: {})", c.id, k.query, q.args.join(", "));
+                    bail!(
+                        "claim {}: query `{}` takes no argument `{a}` (it takes: {})",
+                        c.id,
+                        k.query,
+                        q.args.join(", ")
+                    );
                 }
             }
             Filter::parse(&k.args, "").map_err(|e| anyhow::anyhow!("claim {}: query `{}`: {e}", c.id, k.query))?;
@@ -241,7 +246,9 @@ impl Filter {
                 "jobs" => f.jobs = Some(one_number(k, v)? as usize),
                 "min_jobs" => f.min_jobs = Some(one_number(k, v)? as usize),
                 "data" => f.data = texts(k, v)?.join(","),
-                "stand_in" => f.stand_in = v.as_bool().ok_or_else(|| anyhow::anyhow!("`stand_in` must be true or false"))?,
+                "stand_in" => {
+                    f.stand_in = v.as_bool().ok_or_else(|| anyhow::anyhow!("`stand_in` must be true or false"))?
+                }
                 other => bail!("unknown argument `{other}`"),
             }
         }
@@ -264,9 +271,12 @@ impl Filter {
     /// The matching workloads, with `mps-limited` in place of `mig` when allowed and no MIG
     /// workload among the matches is ok. The flag says whether it stood in.
     fn workloads<'a>(&self, r: &'a Results, min_jobs: usize) -> (Vec<&'a WorkloadResult>, bool) {
-        let base: Vec<&WorkloadResult> = r.workloads.iter().filter(|w| self.matches_config(w) && w.n_jobs() >= min_jobs).collect();
+        let base: Vec<&WorkloadResult> =
+            r.workloads.iter().filter(|w| self.matches_config(w) && w.n_jobs() >= min_jobs).collect();
         let Some(modes) = &self.modes else { return (base, false) };
-        let pick = |modes: &[Mode]| -> Vec<&'a WorkloadResult> { base.iter().copied().filter(|w| modes.contains(&w.mode)).collect() };
+        let pick = |modes: &[Mode]| -> Vec<&'a WorkloadResult> {
+            base.iter().copied().filter(|w| modes.contains(&w.mode)).collect()
+        };
         let chosen = pick(modes);
         let mig_ok = chosen.iter().any(|w| w.mode == Mode::Mig && w.status == RunStatus::Ok);
         if self.stand_in && modes.contains(&Mode::Mig) && !mig_ok {
@@ -285,7 +295,9 @@ fn numbers(k: &str, v: &ArgValue) -> Result<Vec<f64>> {
     match v {
         ArgValue::Number(x) => Ok(vec![*x]),
         ArgValue::Text(s) => s.parse().map(|x| vec![x]).map_err(|_| anyhow::anyhow!("`{k}` must be a number")),
-        ArgValue::List(l) => l.iter().map(|s| s.parse().map_err(|_| anyhow::anyhow!("`{k}`: `{s}` is not a number"))).collect(),
+        ArgValue::List(l) => {
+            l.iter().map(|s| s.parse().map_err(|_| anyhow::anyhow!("`{k}`: `{s}` is not a number"))).collect()
+        }
         ArgValue::Bool(_) => bail!("`{k}` must be a number"),
     }
 }
@@ -308,7 +320,12 @@ fn why_none(r: &Results, candidates: &[&WorkloadResult], what: &str) -> String {
         .filter(|w| w.status != RunStatus::Ok)
         .map(|w| {
             let why = w.reasons.first().cloned().or_else(|| w.plan_reason.clone()).unwrap_or_default();
-            format!("{} runs {}{}", w.mode, w.status.as_str(), if why.is_empty() { String::new() } else { format!(": {why}") })
+            format!(
+                "{} runs {}{}",
+                w.mode,
+                w.status.as_str(),
+                if why.is_empty() { String::new() } else { format!(": {why}") }
+            )
         })
         .collect();
     reasons.sort();
@@ -335,10 +352,9 @@ fn max_aggregate_ratio(r: &Results, f: &Filter) -> QueryValue {
         .filter_map(|w| w.aggregate_ratio.map(|s| (s.median, *w)))
         .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.id.cmp(&a.1.id)));
     match best {
-        Some((v, w)) => QueryValue {
-            value: Some(v),
-            detail: format!("{} in {}{}", w.label, w.mode_label(), stood_in_note(stood)),
-        },
+        Some((v, w)) => {
+            QueryValue { value: Some(v), detail: format!("{} in {}{}", w.label, w.mode_label(), stood_in_note(stood)) }
+        }
         None => QueryValue { value: None, detail: why_none(r, &ws, "matching workload") },
     }
 }
@@ -353,7 +369,11 @@ fn per_job_epoch_time_grows(r: &Results, f: &Filter) -> QueryValue {
     let v = grew as f64 / measured.len() as f64;
     QueryValue {
         value: Some(v),
-        detail: format!("per-job epoch time longer than alone in {grew} of {} collocated workloads{}", measured.len(), stood_in_note(stood)),
+        detail: format!(
+            "per-job epoch time longer than alone in {grew} of {} collocated workloads{}",
+            measured.len(),
+            stood_in_note(stood)
+        ),
     }
 }
 
@@ -361,7 +381,9 @@ fn comparisons<'a>(r: &'a Results, f: &Filter, default_min: usize) -> Vec<&'a cr
     r.comparisons
         .iter()
         .filter(|c| {
-            f.experiments.as_ref().is_none_or(|e| e.contains(&c.experiment)) && c.data == f.data && c.n_jobs >= f.min_jobs(default_min)
+            f.experiments.as_ref().is_none_or(|e| e.contains(&c.experiment))
+                && c.data == f.data
+                && c.n_jobs >= f.min_jobs(default_min)
         })
         .collect()
 }
@@ -400,10 +422,15 @@ fn mode_ratio_max(r: &Results, f: &Filter, against_mig: bool) -> QueryValue {
 fn mps_best_share(r: &Results, f: &Filter) -> QueryValue {
     let cs: Vec<_> = comparisons(r, f, 2)
         .into_iter()
-        .filter(|c| c.aggregate_throughput.keys().filter(|m| m.as_str() != "exclusive").count() >= 2 && c.best_mode.is_some())
+        .filter(|c| {
+            c.aggregate_throughput.keys().filter(|m| m.as_str() != "exclusive").count() >= 2 && c.best_mode.is_some()
+        })
         .collect();
     if cs.is_empty() {
-        return QueryValue { value: None, detail: format!("no collocated configuration with two modes measured in campaign {}", r.campaign) };
+        return QueryValue {
+            value: None,
+            detail: format!("no collocated configuration with two modes measured in campaign {}", r.campaign),
+        };
     }
     let mps = cs.iter().filter(|c| c.best_mode == Some(Mode::Mps)).count();
     QueryValue {
@@ -416,7 +443,9 @@ fn infeasible_mig_mixes(r: &Results, f: &Filter) -> QueryValue {
     let ws: Vec<&WorkloadResult> = r
         .workloads
         .iter()
-        .filter(|w| w.mode == Mode::Mig && f.experiments.as_ref().is_none_or(|e| e.contains(&w.experiment)) && w.data == f.data)
+        .filter(|w| {
+            w.mode == Mode::Mig && f.experiments.as_ref().is_none_or(|e| e.contains(&w.experiment)) && w.data == f.data
+        })
         .collect();
     if ws.is_empty() {
         return QueryValue { value: None, detail: format!("no MIG workload planned in campaign {}", r.campaign) };
@@ -466,9 +495,16 @@ fn mig_isolation_spread(r: &Results, f: &Filter) -> QueryValue {
     match worst {
         Some((v, key)) => QueryValue {
             value: Some(v),
-            detail: format!("largest spread {:.1} % ({key}) over {compared} job kinds placed beside different neighbours{}", v * 100.0, stood_in_note(stood)),
+            detail: format!(
+                "largest spread {:.1} % ({key}) over {compared} job kinds placed beside different neighbours{}",
+                v * 100.0,
+                stood_in_note(stood)
+            ),
         },
-        None => QueryValue { value: None, detail: why_none(r, &ws, "MIG workload with the same job beside different neighbours") },
+        None => QueryValue {
+            value: None,
+            detail: why_none(r, &ws, "MIG workload with the same job beside different neighbours"),
+        },
     }
 }
 
@@ -491,7 +527,8 @@ fn memory_fit_mismatches(r: &Results, f: &Filter) -> QueryValue {
             && w.data == f.data
             && f.experiments.as_ref().is_none_or(|e| e.contains(&w.experiment))
     }) {
-        let need: Option<f64> = w.jobs.iter().map(|j| alone.get(&(j.model.clone(), j.dataset.clone(), j.batch_size)).copied()).sum();
+        let need: Option<f64> =
+            w.jobs.iter().map(|j| alone.get(&(j.model.clone(), j.dataset.clone(), j.batch_size)).copied()).sum();
         let Some(need) = need else { continue };
         let oom = w.status == RunStatus::Failed && w.reasons.iter().any(|s| is_memory_reason(s));
         let ran = w.status == RunStatus::Ok;
@@ -508,12 +545,18 @@ fn memory_fit_mismatches(r: &Results, f: &Filter) -> QueryValue {
         }
     }
     if checked == 0 {
-        return QueryValue { value: None, detail: "no collocated naive or MPS workload with its jobs' memory known".to_string() };
+        return QueryValue {
+            value: None,
+            detail: "no collocated naive or MPS workload with its jobs' memory known".to_string(),
+        };
     }
     if over == 0 && mismatches.is_empty() {
         return QueryValue {
             value: None,
-            detail: format!("all {checked} collocated workloads fit in {:.0} GiB: the rule's failure side is not exercised", capacity / GIB),
+            detail: format!(
+                "all {checked} collocated workloads fit in {:.0} GiB: the rule's failure side is not exercised",
+                capacity / GIB
+            ),
         };
     }
     QueryValue {

@@ -78,7 +78,8 @@ pub(crate) fn read_gz_csv(path: &Path, numeric: &[&str]) -> Result<DataFrame> {
 
 /// The `sample` events of every job: job, end (mono), seconds, images, data wait, slow steps.
 pub(crate) fn samples_frame(events: &[Vec<Event>]) -> Result<DataFrame> {
-    let (mut job, mut end, mut seconds, mut images, mut wait, mut slow) = (vec![], vec![], vec![], vec![], vec![], vec![]);
+    let (mut job, mut end, mut seconds, mut images, mut wait, mut slow) =
+        (vec![], vec![], vec![], vec![], vec![], vec![]);
     for (i, evs) in events.iter().enumerate() {
         for e in evs {
             if let EventBody::Sample { images: n, seconds: s, data_wait_seconds, slow_data_steps, .. } = &e.body {

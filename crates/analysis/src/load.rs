@@ -32,7 +32,9 @@ pub(crate) fn run_dirs(campaign: &Path) -> Result<Vec<PathBuf>> {
     let mut dirs = Vec::new();
     for entry in fs::read_dir(&runs).with_context(|| format!("{}: cannot list", runs.display()))? {
         let entry = entry.with_context(|| format!("{}: cannot list", runs.display()))?;
-        if entry.file_type().map(|t| t.is_dir()).unwrap_or(false) && !entry.file_name().to_string_lossy().starts_with('.') {
+        if entry.file_type().map(|t| t.is_dir()).unwrap_or(false)
+            && !entry.file_name().to_string_lossy().starts_with('.')
+        {
             dirs.push(entry.path());
         }
     }
@@ -45,7 +47,8 @@ pub(crate) fn read_run(dir: &Path) -> Result<RunData> {
     let rel = format!("{}/{name}", layout::RUNS_DIR);
     let meta_path = dir.join(layout::META);
     let text = fs::read_to_string(&meta_path).with_context(|| format!("{rel}/{}: cannot read", layout::META))?;
-    let meta: RunMeta = serde_json::from_str(&text).with_context(|| format!("{rel}/{}: not a run's meta.json", layout::META))?;
+    let meta: RunMeta =
+        serde_json::from_str(&text).with_context(|| format!("{rel}/{}: not a run's meta.json", layout::META))?;
     let workload: PlannedWorkload = serde_json::from_value(meta.workload.clone())
         .with_context(|| format!("{rel}/{}: `workload` is not a planned workload", layout::META))?;
     anyhow::ensure!(!workload.jobs.is_empty(), "{rel}/{}: workload {} has no jobs", layout::META, workload.id);

@@ -251,7 +251,9 @@ impl WorkloadResult {
     }
     /// All jobs run the same model on the same data with the same batch.
     pub fn homogeneous(&self) -> bool {
-        self.jobs.windows(2).all(|w| w[0].model == w[1].model && w[0].dataset == w[1].dataset && w[0].batch_size == w[1].batch_size)
+        self.jobs
+            .windows(2)
+            .all(|w| w[0].model == w[1].model && w[0].dataset == w[1].dataset && w[0].batch_size == w[1].batch_size)
     }
 }
 

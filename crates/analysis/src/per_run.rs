@@ -314,10 +314,13 @@ fn utilisation(telemetry: &DataFrame, w: Window) -> Result<Option<Utilisation>> 
         })
     };
     let energy_of = |df: &DataFrame| -> Result<Option<f64>> {
-        let (t0, t1, e0, e1) = (f64_at(df, "e_t0", 0)?, f64_at(df, "e_t1", 0)?, f64_at(df, "e0", 0)?, f64_at(df, "e1", 0)?);
+        let (t0, t1, e0, e1) =
+            (f64_at(df, "e_t0", 0)?, f64_at(df, "e_t1", 0)?, f64_at(df, "e0", 0)?, f64_at(df, "e1", 0)?);
         Ok(match (t0, t1, e0, e1) {
             // The counter's power on the jobs' clock, over the whole window.
-            (Some(t0), Some(t1), Some(e0), Some(e1)) if t1 > t0 && e1 >= e0 => Some((e1 - e0) / ((t1 - t0) * w.clock_scale) * w.job_seconds()),
+            (Some(t0), Some(t1), Some(e0), Some(e1)) if t1 > t0 && e1 >= e0 => {
+                Some((e1 - e0) / ((t1 - t0) * w.clock_scale) * w.job_seconds())
+            }
             _ => None,
         })
     };
@@ -351,7 +354,8 @@ fn utilisation(telemetry: &DataFrame, w: Window) -> Result<Option<Utilisation>> 
 fn timeline_points(telemetry: &DataFrame, w: Window) -> Result<Vec<TimelinePoint>> {
     let rows = in_window(telemetry, w.start_mono, w.end_mono);
     let gpu = gpu_rows(rows.clone()).sort(["mono"], SortMultipleOptions::default()).collect()?;
-    let has_activity = |df: &DataFrame| -> Result<bool> { Ok(f64_column(df, "sm_activity_pct")?.iter().any(Option::is_some)) };
+    let has_activity =
+        |df: &DataFrame| -> Result<bool> { Ok(f64_column(df, "sm_activity_pct")?.iter().any(Option::is_some)) };
     let df = if gpu.height() > 0 && has_activity(&gpu)? {
         gpu
     } else {

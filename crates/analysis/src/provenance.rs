@@ -45,10 +45,13 @@ pub(crate) fn provenance(campaign_dir: &Path, campaign: &str, runs: &[RunData]) 
         cores.extend(m.host.cpu_cores);
         host_mem.extend(m.host.memory_total_bytes);
         add("runner", Some(m.software.runner_version.clone()));
-        add("commit", m.software.git_commit.clone().map(|c| match m.software.git_dirty {
-            Some(true) => format!("{c} (dirty)"),
-            _ => c,
-        }));
+        add(
+            "commit",
+            m.software.git_commit.clone().map(|c| match m.software.git_dirty {
+                Some(true) => format!("{c} (dirty)"),
+                _ => c,
+            }),
+        );
         add("plan", Some(m.software.plan_hash.clone()));
         add("spec", m.software.spec_hash.clone());
         add("protocol", Some(protocol_text(&m.protocol)));

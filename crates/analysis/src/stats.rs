@@ -65,13 +65,8 @@ pub(crate) fn stats_by(df: &DataFrame, keys: &[&str], metrics: &[&str]) -> Resul
     }
     let key_exprs: Vec<Expr> = keys.iter().map(|k| col(*k)).collect();
     let keys_owned: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
-    let g = df
-        .clone()
-        .lazy()
-        .group_by(key_exprs)
-        .agg(aggs)
-        .sort(keys_owned, SortMultipleOptions::default())
-        .collect()?;
+    let g =
+        df.clone().lazy().group_by(key_exprs).agg(aggs).sort(keys_owned, SortMultipleOptions::default()).collect()?;
     let key_columns = keys
         .iter()
         .map(|k| -> Result<Vec<String>> {
@@ -84,7 +79,11 @@ pub(crate) fn stats_by(df: &DataFrame, keys: &[&str], metrics: &[&str]) -> Resul
         let mut by_metric = BTreeMap::new();
         for m in metrics {
             let n = f64_at(&g, &format!("{m}|n"), i)?.unwrap_or(0.0);
-            let s = match (f64_at(&g, &format!("{m}|median"), i)?, f64_at(&g, &format!("{m}|min"), i)?, f64_at(&g, &format!("{m}|max"), i)?) {
+            let s = match (
+                f64_at(&g, &format!("{m}|median"), i)?,
+                f64_at(&g, &format!("{m}|min"), i)?,
+                f64_at(&g, &format!("{m}|max"), i)?,
+            ) {
                 (Some(median), Some(min), Some(max)) if n > 0.0 => Some(Stats { median, min, max, n: n as u32 }),
                 _ => None,
             };
@@ -107,7 +106,8 @@ mod tests {
     #[test]
     fn median_min_max_per_group() {
         let mut b = FrameBuilder::new(&["w"], &["x"]);
-        for (w, x) in [("a", Some(1.0)), ("a", Some(3.0)), ("a", Some(2.0)), ("a", None), ("b", Some(5.0)), ("c", None)] {
+        for (w, x) in [("a", Some(1.0)), ("a", Some(3.0)), ("a", Some(2.0)), ("a", None), ("b", Some(5.0)), ("c", None)]
+        {
             b.push(&[w.to_string()], &[x]);
         }
         let g = stats_by(&b.finish().unwrap(), &["w"], &["x"]).unwrap();

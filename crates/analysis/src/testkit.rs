@@ -8,7 +8,9 @@ use colloc_plan::{MpsLimits, PlannedJob, PlannedWorkload};
 use colloc_spec::Mode;
 use colloc_trace::events::{EndReason, ErrorKind, Event, EventBody};
 use colloc_trace::jobfile::{DataSource, JobData, Training};
-use colloc_trace::meta::{GpuInfo, HostInfo, JobRecord, MigInfo, MigInstance, MpsInfo, RunMeta, RunStatus, SoftwareInfo, TelemetryInfo};
+use colloc_trace::meta::{
+    GpuInfo, HostInfo, JobRecord, MigInfo, MigInstance, MpsInfo, RunMeta, RunStatus, SoftwareInfo, TelemetryInfo,
+};
 use colloc_trace::{layout, manifest};
 use flate2::write::GzEncoder;
 use std::collections::BTreeMap;
@@ -52,9 +54,33 @@ struct Model {
     mem_gib_b128: f64,
 }
 
-const S: Model = Model { name: "resnet26", class: "small", dataset: "cifar10", train_count: 50_000, base: 3200.0, busy: 0.35, mem_gib_b128: 4.2 };
-const M: Model = Model { name: "resnet50", class: "medium", dataset: "imagenet64", train_count: 1_281_167, base: 2100.0, busy: 0.75, mem_gib_b128: 11.0 };
-const L: Model = Model { name: "resnet152", class: "large", dataset: "imagenet", train_count: 1_281_167, base: 1000.0, busy: 0.95, mem_gib_b128: 23.0 };
+const S: Model = Model {
+    name: "resnet26",
+    class: "small",
+    dataset: "cifar10",
+    train_count: 50_000,
+    base: 3200.0,
+    busy: 0.35,
+    mem_gib_b128: 4.2,
+};
+const M: Model = Model {
+    name: "resnet50",
+    class: "medium",
+    dataset: "imagenet64",
+    train_count: 1_281_167,
+    base: 2100.0,
+    busy: 0.75,
+    mem_gib_b128: 11.0,
+};
+const L: Model = Model {
+    name: "resnet152",
+    class: "large",
+    dataset: "imagenet",
+    train_count: 1_281_167,
+    base: 1000.0,
+    busy: 0.95,
+    mem_gib_b128: 23.0,
+};
 
 fn profile(class: &str) -> (&'static str, u32) {
     match class {
@@ -128,7 +154,12 @@ fn workloads(opts: &FixtureOptions) -> Vec<PlannedWorkload> {
     }
     // Data loading: resnet26 from generated image files.
     for (mode, n) in [(Mode::Exclusive, 1), (Mode::Naive, 7), (Mode::Mps, 7)] {
-        out.push(workload(33, mode, "generated", (0..n).map(|_| JobPlan { model: &S, batch: 128, class: None }).collect()));
+        out.push(workload(
+            33,
+            mode,
+            "generated",
+            (0..n).map(|_| JobPlan { model: &S, batch: 128, class: None }).collect(),
+        ));
     }
     // Heterogeneous mixes: S and M at batch 128, L at batch 32, alone first.
     if !opts.full {
@@ -136,7 +167,10 @@ fn workloads(opts: &FixtureOptions) -> Vec<PlannedWorkload> {
     }
     out.push(workload(37, Mode::Exclusive, "synthetic", vec![JobPlan { model: &L, batch: 32, class: None }]));
     let mixes: &[&str] = if opts.full {
-        &["M+S", "M+2S", "2M+S", "M+3S", "2M+2S", "3M+S", "L+S", "L+2S", "L+3S", "L+M", "L+M+S", "L+2M", "L+M+2S", "L+M+3S"]
+        &[
+            "M+S", "M+2S", "2M+S", "M+3S", "2M+2S", "3M+S", "L+S", "L+2S", "L+3S", "L+M", "L+M+S", "L+2M", "L+M+2S",
+            "L+M+3S",
+        ]
     } else {
         &["M+S", "L+S", "L+M", "L+M+S", "L+M+2S", "L+2M"]
     };
@@ -171,9 +205,11 @@ fn workload(experiment: u32, mode: Mode, data: &str, jobs: Vec<JobPlan>) -> Plan
     let n = jobs.len();
     let model = jobs[0].model.name;
     let label = if n == 1 { model.to_string() } else { format!("{n} × {model}") };
-    let slices: u32 = jobs.iter().filter_map(|j| j.class).map(|c| c.trim_end_matches('g').parse::<u32>().unwrap_or(7)).sum();
+    let slices: u32 =
+        jobs.iter().filter_map(|j| j.class).map(|c| c.trim_end_matches('g').parse::<u32>().unwrap_or(7)).sum();
     let feasible = mode != Mode::Mig || slices <= 7;
-    let layout_tag = jobs.first().and_then(|j| j.class).filter(|_| n == 1 && matches!(mode, Mode::Mig | Mode::MpsLimited));
+    let layout_tag =
+        jobs.first().and_then(|j| j.class).filter(|_| n == 1 && matches!(mode, Mode::Mig | Mode::MpsLimited));
     let mut id = format!("e{experiment}-{model}-x{n}-{mode}");
     if let Some(c) = layout_tag {
         id.push_str(&format!("-{c}"));
@@ -352,10 +388,14 @@ fn write_run(dir: &Path, opts: &FixtureOptions, w: &PlannedWorkload, rep: u32, c
                 },
             ));
             if s.oom {
-                events.push(ev(t0 - 2.0, EventBody::Error { kind: ErrorKind::Oom, message: "CUDA out of memory".into() }));
+                events.push(ev(
+                    t0 - 2.0,
+                    EventBody::Error { kind: ErrorKind::Oom, message: "CUDA out of memory".into() },
+                ));
                 events.push(ev(t0 - 2.0, EventBody::End { reason: EndReason::Oom, exit_code: 1 }));
             } else {
-                events.push(ev(t0 - 1.0, EventBody::Ready { setup_seconds: 2.0, warmup_seconds: 1.0, warmup_steps: 20 }));
+                events
+                    .push(ev(t0 - 1.0, EventBody::Ready { setup_seconds: 2.0, warmup_seconds: 1.0, warmup_steps: 20 }));
                 events.push(ev(t0, EventBody::Release));
                 let start = t0 + 0.2 + 0.1 * i as f64;
                 events.push(ev(start, EventBody::WindowStart { step: 1 }));
@@ -399,7 +439,10 @@ fn write_run(dir: &Path, opts: &FixtureOptions, w: &PlannedWorkload, rep: u32, c
                 text.push('\n');
             }
             std::fs::write(run_dir.join(layout::job_events(i)), text)?;
-            std::fs::write(run_dir.join(layout::job_stderr(i)), if s.oom { "RuntimeError: CUDA out of memory\n" } else { "" })?;
+            std::fs::write(
+                run_dir.join(layout::job_stderr(i)),
+                if s.oom { "RuntimeError: CUDA out of memory\n" } else { "" },
+            )?;
             jobs.push(JobRecord {
                 index: i as u32,
                 command: vec!["python".into(), "workloads/train.py".into(), "--job-file".into(), layout::job_file(i)],
@@ -437,12 +480,26 @@ fn write_run(dir: &Path, opts: &FixtureOptions, w: &PlannedWorkload, rep: u32, c
         daemon_started: true,
         pipe_directory: "/tmp/mps-pipe".into(),
         log_directory: "/tmp/mps-log".into(),
-        active_thread_percentage: w.jobs.iter().map(|j| j.mps_limits.as_ref().map(|l| l.active_thread_percentage)).collect(),
+        active_thread_percentage: w
+            .jobs
+            .iter()
+            .map(|j| j.mps_limits.as_ref().map(|l| l.active_thread_percentage))
+            .collect(),
         pinned_mem_limit_mib: w.jobs.iter().map(|j| j.mps_limits.as_ref().map(|l| l.pinned_mem_limit_mib)).collect(),
     });
-    let started = format!("2025-01-01T{:02}:{:02}:{:02}Z", (*clock as u64 / 3600) % 24, (*clock as u64 / 60) % 60, *clock as u64 % 60);
+    let started = format!(
+        "2025-01-01T{:02}:{:02}:{:02}Z",
+        (*clock as u64 / 3600) % 24,
+        (*clock as u64 / 60) % 60,
+        *clock as u64 % 60
+    );
     *clock += if ran { window + 10.0 } else { 1.0 };
-    let ended = format!("2025-01-01T{:02}:{:02}:{:02}Z", (*clock as u64 / 3600) % 24, (*clock as u64 / 60) % 60, *clock as u64 % 60);
+    let ended = format!(
+        "2025-01-01T{:02}:{:02}:{:02}Z",
+        (*clock as u64 / 3600) % 24,
+        (*clock as u64 / 60) % 60,
+        *clock as u64 % 60
+    );
     let meta = RunMeta {
         format_version: colloc_trace::FORMAT_VERSION,
         run_id: run_id.clone(),
@@ -497,7 +554,10 @@ fn write_run(dir: &Path, opts: &FixtureOptions, w: &PlannedWorkload, rep: u32, c
             samples: if status == RunStatus::Ok { opts.window_seconds as u64 + 4 } else { 0 },
             source: "simulated".into(),
             unavailable: if w.mode == Mode::Mig {
-                BTreeMap::from([("sm_activity_pct".to_string(), "whole-GPU GPM metrics are not available in MIG mode".to_string())])
+                BTreeMap::from([(
+                    "sm_activity_pct".to_string(),
+                    "whole-GPU GPM metrics are not available in MIG mode".to_string(),
+                )])
             } else {
                 BTreeMap::new()
             },
@@ -511,7 +571,15 @@ fn write_run(dir: &Path, opts: &FixtureOptions, w: &PlannedWorkload, rep: u32, c
     Ok(())
 }
 
-fn write_telemetry(run_dir: &Path, w: &PlannedWorkload, sims: &[JobModel], t0: f64, window: f64, wall0: f64, seed: u64) -> Result<()> {
+fn write_telemetry(
+    run_dir: &Path,
+    w: &PlannedWorkload,
+    sims: &[JobModel],
+    t0: f64,
+    window: f64,
+    wall0: f64,
+    seed: u64,
+) -> Result<()> {
     let mig = w.mode == Mode::Mig;
     let mut tel = colloc_trace::telemetry::GPU_COLUMNS.join(",") + "\n";
     let mut procs = colloc_trace::telemetry::PROCESS_COLUMNS.join(",") + "\n";

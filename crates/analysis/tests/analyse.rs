@@ -143,7 +143,11 @@ fn analysis_is_deterministic() {
     let two = serde_json::to_string(&analyse(&a).unwrap()).unwrap();
     if let Some(i) = one.bytes().zip(two.bytes()).position(|(a, b)| a != b) {
         let from = i.saturating_sub(300);
-        panic!("analyses differ at byte {i}:\n{}\n---\n{}", &one[from..(i + 100).min(one.len())], &two[from..(i + 100).min(two.len())]);
+        panic!(
+            "analyses differ at byte {i}:\n{}\n---\n{}",
+            &one[from..(i + 100).min(one.len())],
+            &two[from..(i + 100).min(two.len())]
+        );
     }
     assert_eq!(one.len(), two.len());
 }

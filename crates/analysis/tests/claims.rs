@@ -27,7 +27,12 @@ fn claims_evaluate_on_a_fixture() {
     let results = colloc_analysis::analyse(&dir).unwrap();
     let out = evaluate(&results, &project_claims()).unwrap();
     for c in &out {
-        eprintln!("{} {:?}: {:?}", c.id, c.verdict, c.checks.iter().map(|k| (k.value, k.detail.clone())).collect::<Vec<_>>());
+        eprintln!(
+            "{} {:?}: {:?}",
+            c.id,
+            c.verdict,
+            c.checks.iter().map(|k| (k.value, k.detail.clone())).collect::<Vec<_>>()
+        );
     }
     let v = |id: &str| out.iter().find(|c| c.id == id).unwrap().verdict;
     assert_eq!(v("C1"), Verdict::Holds);

@@ -25,7 +25,8 @@ fn job_rate(w: &PlannedWorkload, i: usize, gpu: &GpuTable) -> f64 {
         Mode::Exclusive => 1.0,
         Mode::Naive | Mode::Mps => 1.0 / w.jobs.len() as f64,
         Mode::Mig | Mode::MpsLimited => {
-            let slices = j.mig_class.as_deref().and_then(|c| c.trim_end_matches('g').parse::<f64>().ok()).unwrap_or(1.0);
+            let slices =
+                j.mig_class.as_deref().and_then(|c| c.trim_end_matches('g').parse::<f64>().ok()).unwrap_or(1.0);
             slices / gpu.compute_slices as f64
         }
     };
@@ -33,7 +34,8 @@ fn job_rate(w: &PlannedWorkload, i: usize, gpu: &GpuTable) -> f64 {
     match j.data.source {
         DataSource::Synthetic => gpu_rate,
         _ => {
-            let per_worker = if (1..=64).contains(&j.data.image_size) { LOADER_SMALL_PER_WORKER } else { LOADER_LARGE_PER_WORKER };
+            let per_worker =
+                if (1..=64).contains(&j.data.image_size) { LOADER_SMALL_PER_WORKER } else { LOADER_LARGE_PER_WORKER };
             gpu_rate.min(per_worker * j.training.workers.max(1) as f64)
         }
     }

@@ -24,15 +24,13 @@ pub fn plan_campaign(root: &std::path::Path, campaign: &str, gpu: Option<&str>) 
 
 /// Plans a campaign of an already loaded project.
 pub fn plan_project_campaign(project: &Project, campaign: &str, gpu: Option<&str>) -> Result<Plan, Diagnostics> {
-    let c = project
-        .artifact
-        .campaigns
-        .iter()
-        .find(|c| c.name.value == campaign)
-        .ok_or_else(|| {
-            let known: Vec<&str> = project.artifact.campaigns.iter().map(|c| c.name.value.as_str()).collect();
-            one(Diagnostic::file(&project.artifact_file.0, format!("no campaign `{campaign}`; campaigns: {}", known.join(", "))))
-        })?;
+    let c = project.artifact.campaigns.iter().find(|c| c.name.value == campaign).ok_or_else(|| {
+        let known: Vec<&str> = project.artifact.campaigns.iter().map(|c| c.name.value.as_str()).collect();
+        one(Diagnostic::file(
+            &project.artifact_file.0,
+            format!("no campaign `{campaign}`; campaigns: {}", known.join(", ")),
+        ))
+    })?;
     let gpu = gpu_table(project, gpu.unwrap_or(&c.gpu.value))?;
     let protocol = &project.spec.protocols[&c.protocol.value];
     let mut workloads = Vec::new();
@@ -41,7 +39,11 @@ pub fn plan_project_campaign(project: &Project, campaign: &str, gpu: Option<&str
     for part in &c.parts {
         for w in select(project, part, gpu, protocol, &mut diags) {
             if !seen.insert(w.id.clone()) {
-                diags.push(project_diag(project, c, format!("workload `{}` is selected by two parts of campaign `{campaign}`", w.id)));
+                diags.push(project_diag(
+                    project,
+                    c,
+                    format!("workload `{}` is selected by two parts of campaign `{campaign}`", w.id),
+                ));
             }
             workloads.push(w);
         }
@@ -64,16 +66,12 @@ pub fn plan_project_campaign(project: &Project, campaign: &str, gpu: Option<&str
 /// Plans every experiment of the spec under `protocol` on `gpu`, data as declared.
 pub fn plan_all(project: &Project, gpu: &str, protocol: &str) -> Result<Plan, Diagnostics> {
     let gpu = gpu_table(project, gpu)?;
-    let protocol = project.spec.protocols.get(protocol).ok_or_else(|| {
-        one(Diagnostic::file(&project.artifact_file.0, format!("no protocol `{protocol}`")))
-    })?;
-    let part = PartDecl {
-        experiments: Vec::new(),
-        models: None,
-        modes: None,
-        data: None,
-        mig_stand_in: false,
-    };
+    let protocol = project
+        .spec
+        .protocols
+        .get(protocol)
+        .ok_or_else(|| one(Diagnostic::file(&project.artifact_file.0, format!("no protocol `{protocol}`"))))?;
+    let part = PartDecl { experiments: Vec::new(), models: None, modes: None, data: None, mig_stand_in: false };
     let mut diags = Vec::new();
     let mut workloads = Vec::new();
     for e in &project.spec.experiments {
@@ -106,7 +104,13 @@ pub fn gpu_table<'a>(project: &'a Project, key: &str) -> Result<&'a GpuTable, Di
     })
 }
 
-fn select(project: &Project, part: &PartDecl, gpu: &GpuTable, protocol: &Protocol, diags: &mut Vec<Diagnostic>) -> Vec<PlannedWorkload> {
+fn select(
+    project: &Project,
+    part: &PartDecl,
+    gpu: &GpuTable,
+    protocol: &Protocol,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<PlannedWorkload> {
     let mut out = Vec::new();
     for e in project.spec.experiments.iter().filter(|e| part.experiments.iter().any(|x| x.value == e.id)) {
         for w in &e.workloads {
@@ -131,7 +135,8 @@ fn expand_workload(
     protocol: &Protocol,
     diags: &mut Vec<Diagnostic>,
 ) -> Vec<PlannedWorkload> {
-    let modes: Option<Vec<Mode>> = part.modes.as_ref().map(|ms| ms.iter().filter_map(|m| parse_mode(&m.value)).collect());
+    let modes: Option<Vec<Mode>> =
+        part.modes.as_ref().map(|ms| ms.iter().filter_map(|m| parse_mode(&m.value)).collect());
     let keep = |m: Mode| modes.as_ref().is_none_or(|ms| ms.contains(&m));
     let mut out = Vec::new();
     let Some(base) = plan_workload(project, part, w, w.mode, &w.id, gpu, protocol, diags) else { return out };
@@ -310,7 +315,13 @@ pub fn training(t: &TrainingDecl, batch: u32, model_input: Option<u32>) -> Train
     }
 }
 
-fn finish(project: &Project, campaign: Option<String>, gpu: &GpuTable, protocol: &Protocol, workloads: Vec<PlannedWorkload>) -> Plan {
+fn finish(
+    project: &Project,
+    campaign: Option<String>,
+    gpu: &GpuTable,
+    protocol: &Protocol,
+    workloads: Vec<PlannedWorkload>,
+) -> Plan {
     let kind = match protocol.kind {
         SpecProtocolKind::Epochs { epochs } => ProtocolKind::Paper { epochs, sample_every: protocol.sample_every },
         SpecProtocolKind::Window { warmup_steps, window_seconds } => {
@@ -350,7 +361,8 @@ fn finish(project: &Project, campaign: Option<String>, gpu: &GpuTable, protocol:
 /// sha256 over every spec file, GPU table and artifact.yaml (path and text).
 pub fn spec_hash(project: &Project) -> String {
     let mut h = Sha256::new();
-    let mut files: Vec<(String, String)> = project.spec.files.iter().map(|(p, t)| (p.display().to_string(), t.clone())).collect();
+    let mut files: Vec<(String, String)> =
+        project.spec.files.iter().map(|(p, t)| (p.display().to_string(), t.clone())).collect();
     files.push((project.artifact_file.0.display().to_string(), project.artifact_file.1.clone()));
     for g in project.gpus.values() {
         files.push((format!("gpu:{}", g.key), serde_json::to_string(g).unwrap_or_default()));

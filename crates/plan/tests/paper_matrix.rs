@@ -11,7 +11,8 @@ fn root() -> PathBuf {
 }
 
 fn csv() -> String {
-    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/collocation_experiment.csv")).unwrap()
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/collocation_experiment.csv"))
+        .unwrap()
 }
 
 /// (experiment, mode, jobs as (model, dataset, batch, MIG profile)) per CSV workload, in file order.
@@ -58,7 +59,11 @@ fn plan_workloads(plan: &Plan) -> Expected {
     plan.workloads
         .iter()
         .map(|w| {
-            let jobs = w.jobs.iter().map(|j| (j.model.clone(), j.dataset.clone(), j.batch_size, j.mig_profile.clone())).collect();
+            let jobs = w
+                .jobs
+                .iter()
+                .map(|j| (j.model.clone(), j.dataset.clone(), j.batch_size, j.mig_profile.clone()))
+                .collect();
             (w.experiment, w.mode, jobs)
         })
         .collect()
@@ -123,7 +128,8 @@ fn importing_the_radt_csv_gives_the_same_plan() {
     let project = colloc_spec::load_project(&root()).unwrap();
     let yaml = colloc_spec::radt::import(Path::new("collocation_experiment.csv"), &csv(), &project.spec).unwrap();
     // The imported experiments replace ours; the catalog and protocols stay.
-    let mut files: Vec<_> = project.spec.files.iter().filter(|(p, _)| !p.to_string_lossy().contains("exp3")).cloned().collect();
+    let mut files: Vec<_> =
+        project.spec.files.iter().filter(|(p, _)| !p.to_string_lossy().contains("exp3")).cloned().collect();
     files.push((PathBuf::from("imported.yaml"), yaml));
     let spec = resolve_spec(files).unwrap_or_else(|d| panic!("{d}"));
     let imported = Project { spec, gpus: load_gpus(&root()).unwrap(), ..project.clone() };
@@ -131,7 +137,13 @@ fn importing_the_radt_csv_gives_the_same_plan() {
     let theirs = plan_all(&imported, "a100-40gb", "paper").unwrap();
     assert_eq!(ours.workloads.len(), theirs.workloads.len());
     for (a, b) in ours.workloads.iter().zip(&theirs.workloads) {
-        assert_eq!((a.experiment, a.mode, a.feasible, &a.reason, &a.jobs), (b.experiment, b.mode, b.feasible, &b.reason, &b.jobs), "{} vs {}", a.id, b.id);
+        assert_eq!(
+            (a.experiment, a.mode, a.feasible, &a.reason, &a.jobs),
+            (b.experiment, b.mode, b.feasible, &b.reason, &b.jobs),
+            "{} vs {}",
+            a.id,
+            b.id
+        );
         assert!(b.radt.is_some());
     }
     assert_eq!(ours.totals, theirs.totals);
@@ -150,7 +162,10 @@ fn the_stand_in_caps_come_from_the_h200_profiles() {
     assert!(!plan.workloads.iter().any(|w| w.id == "e37-L+2M-mpslim@syn"));
     let headline: Vec<_> = plan.workloads.iter().filter(|w| w.headline).collect();
     assert!(headline.iter().all(|w| w.repetitions == 3 && w.jobs.iter().all(|j| j.model == "resnet26")));
-    assert!(plan.workloads.iter().any(|w| w.id.ends_with("@gen") && w.jobs[0].data.source == colloc_plan::DataSource::Generated));
+    assert!(plan
+        .workloads
+        .iter()
+        .any(|w| w.id.ends_with("@gen") && w.jobs[0].data.source == colloc_plan::DataSource::Generated));
 }
 
 #[test]

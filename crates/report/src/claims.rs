@@ -32,7 +32,8 @@ fn short(v: f64) -> String {
 fn verdict_text(c: &ClaimOutcome) -> String {
     match c.verdict {
         Verdict::NotRun => {
-            let why: Vec<&str> = c.checks.iter().filter(|k| k.verdict == Verdict::NotRun).map(|k| k.detail.as_str()).collect();
+            let why: Vec<&str> =
+                c.checks.iter().filter(|k| k.verdict == Verdict::NotRun).map(|k| k.detail.as_str()).collect();
             format!("not run: {}", why.join("; "))
         }
         v => v.as_str().to_string(),
@@ -68,7 +69,10 @@ pub fn table(results: &Results, claims: &[ClaimOutcome]) -> Table {
             Column::text("Verdict"),
         ],
         rows,
-        notes: vec!["The paper ran on an NVIDIA A100 40GB; the checks are relative (ratios, orderings), not absolute numbers.".to_string()],
+        notes: vec![
+            "The paper ran on an NVIDIA A100 40GB; the checks are relative (ratios, orderings), not absolute numbers."
+                .to_string(),
+        ],
         simulated: results.simulated,
     }
 }
@@ -77,7 +81,9 @@ pub fn table(results: &Results, claims: &[ClaimOutcome]) -> Table {
 pub fn markdown(results: &Results, claims: &[ClaimOutcome]) -> String {
     let mut out = String::from("# The paper's claims, checked\n\n");
     if results.simulated {
-        out.push_str(&format!("> **{SIMULATED_NOTE}.** A claim that holds here holds only for the simulation's model.\n\n"));
+        out.push_str(&format!(
+            "> **{SIMULATED_NOTE}.** A claim that holds here holds only for the simulation's model.\n\n"
+        ));
     }
     out.push_str(&format!(
         "Campaign `{}` on {}; traces verified against `SHA256SUMS` (sha256 `{}`). Regenerate with `cargo xtask reproduce`.\n\n",
@@ -93,7 +99,11 @@ pub fn markdown(results: &Results, claims: &[ClaimOutcome]) -> String {
     out.push('\n');
     for c in claims {
         out.push_str(&format!("## {}: {}\n\n", c.id, c.statement));
-        out.push_str(&format!("- **Paper:** {}{}\n", paper_text(c), c.paper.value.map(|v| format!("; value {}", short(v))).unwrap_or_default()));
+        out.push_str(&format!(
+            "- **Paper:** {}{}\n",
+            paper_text(c),
+            c.paper.value.map(|v| format!("; value {}", short(v))).unwrap_or_default()
+        ));
         out.push_str(&format!("- **Hardware here:** {}\n", c.hardware));
         for k in &c.checks {
             out.push_str(&format!(

@@ -42,14 +42,22 @@ fn table_html(t: &Table) -> String {
     }
     out.push_str(&format!("<p>{}</p>\n<div class=\"scroll\"><table>\n<thead><tr>", escape(&t.caption)));
     for c in &t.columns {
-        out.push_str(&format!("<th{}>{}</th>", if c.is_numeric() { " class=\"num\"" } else { "" }, escape(&c.header_with_unit())));
+        out.push_str(&format!(
+            "<th{}>{}</th>",
+            if c.is_numeric() { " class=\"num\"" } else { "" },
+            escape(&c.header_with_unit())
+        ));
     }
     out.push_str("</tr></thead>\n<tbody>\n");
     for row in &t.rows {
         out.push_str("<tr>");
         for (i, cell) in row.iter().enumerate() {
             let num = t.columns[i].is_numeric();
-            out.push_str(&format!("<td{}>{}</td>", if num { " class=\"num\"" } else { "" }, escape(&t.display(i, cell))));
+            out.push_str(&format!(
+                "<td{}>{}</td>",
+                if num { " class=\"num\"" } else { "" },
+                escape(&t.display(i, cell))
+            ));
         }
         out.push_str("</tr>\n");
     }
@@ -76,7 +84,13 @@ document.body.setAttribute('data-figures',String(i.length));document.body.setAtt
 document.body.setAttribute('data-checked','yes');});";
 
 /// The page. `figures` are (figure, SVG text) in display order.
-pub fn report(results: &Results, figures: &[(Figure, String)], tables: &[Table], claims: &Table, claims_md_path: &str) -> String {
+pub fn report(
+    results: &Results,
+    figures: &[(Figure, String)],
+    tables: &[Table],
+    claims: &Table,
+    claims_md_path: &str,
+) -> String {
     let p = &results.provenance;
     let mut out = String::from("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
@@ -91,7 +105,10 @@ pub fn report(results: &Results, figures: &[(Figure, String)], tables: &[Table],
         escape(&results.gpu_name())
     ));
     if results.simulated {
-        out.push_str(&format!("<p class=\"simulated\">{}. Nothing on this page is a measurement.</p>\n", escape(SIMULATED_NOTE)));
+        out.push_str(&format!(
+            "<p class=\"simulated\">{}. Nothing on this page is a measurement.</p>\n",
+            escape(SIMULATED_NOTE)
+        ));
     }
     out.push_str("<nav><a href=\"#provenance\">Provenance</a> · <a href=\"#claims\">Claims</a> · <a href=\"#figures\">Figures</a> · <a href=\"#tables\">Tables</a></nav>\n");
 
@@ -101,7 +118,14 @@ pub fn report(results: &Results, figures: &[(Figure, String)], tables: &[Table],
         ("Driver", p.driver_versions.join(", ")),
         ("CUDA (driver API)", p.cuda_driver_versions.join(", ")),
         ("Runs", p.runs_by_status.iter().map(|(k, v)| format!("{v} {k}")).collect::<Vec<_>>().join(", ")),
-        ("Dates", format!("{} to {}", p.first_started_at.clone().unwrap_or_default(), p.last_ended_at.clone().unwrap_or_default())),
+        (
+            "Dates",
+            format!(
+                "{} to {}",
+                p.first_started_at.clone().unwrap_or_default(),
+                p.last_ended_at.clone().unwrap_or_default()
+            ),
+        ),
         ("Runner", p.runner_versions.join(", ")),
         ("Git commit", p.git_commits.join(", ")),
         ("Protocol", p.protocols.join("; ")),
@@ -113,7 +137,10 @@ pub fn report(results: &Results, figures: &[(Figure, String)], tables: &[Table],
     out.push_str("</ul>\n<p>The full hardware and software table is below (<a href=\"#table-hardware\">Hardware and software</a>).</p>\n");
 
     out.push_str("<h2 id=\"claims\">Claims</h2>\n");
-    out.push_str(&format!("<p>Claim by claim, with the checks' details, in <code>{}</code>.</p>\n", escape(claims_md_path)));
+    out.push_str(&format!(
+        "<p>Claim by claim, with the checks' details, in <code>{}</code>.</p>\n",
+        escape(claims_md_path)
+    ));
     out.push_str(&table_html(claims));
 
     out.push_str("<h2 id=\"figures\">Figures</h2>\n");

@@ -56,7 +56,9 @@ fn every_output_is_generated_deterministically_and_marked_simulated() {
         assert!(x.bytes == y.bytes, "{} differs between two renders", x.path);
     }
     let paths: Vec<&str> = a.iter().map(|o| o.path.as_str()).collect();
-    for t in ["hardware", "mig_profiles", "experiment_matrix", "baselines", "homogeneous", "mixes", "utilisation", "claims"] {
+    for t in
+        ["hardware", "mig_profiles", "experiment_matrix", "baselines", "homogeneous", "mixes", "utilisation", "claims"]
+    {
         for ext in ["tex", "csv", "md"] {
             assert!(paths.contains(&format!("paper/tables/{t}.{ext}").as_str()), "paper/tables/{t}.{ext}");
         }
@@ -75,7 +77,9 @@ fn every_output_is_generated_deterministically_and_marked_simulated() {
         assert!(text.contains("SIMULATED"), "{} does not say SIMULATED", o.path);
     }
     // The paper's numbers appear in the claims only.
-    let svg = String::from_utf8(a.iter().find(|o| o.path == "figures/aggregate_ratio_vs_jobs.svg").unwrap().bytes.clone()).unwrap();
+    let svg =
+        String::from_utf8(a.iter().find(|o| o.path == "figures/aggregate_ratio_vs_jobs.svg").unwrap().bytes.clone())
+            .unwrap();
     assert!(!svg.contains("4×") && !svg.contains("paper"));
     let md = String::from_utf8(a.iter().find(|o| o.path == "paper/claims.md").unwrap().bytes.clone()).unwrap();
     assert!(md.contains("## C7") && md.contains("not run"), "{md}");
@@ -111,11 +115,13 @@ fn a_figure_without_data_says_so() {
     r.timelines.clear();
     let out = render(&r, &c, &[]);
     for id in ["mixes_by_mode", "utilisation_timeline"] {
-        let svg = String::from_utf8(out.iter().find(|o| o.path == format!("figures/{id}.svg")).unwrap().bytes.clone()).unwrap();
+        let svg = String::from_utf8(out.iter().find(|o| o.path == format!("figures/{id}.svg")).unwrap().bytes.clone())
+            .unwrap();
         assert!(svg.contains("No data in this campaign"), "{id}");
     }
     // Without GPU tables the MIG profile table still renders, saying what is missing.
-    let md = String::from_utf8(out.iter().find(|o| o.path == "paper/tables/mig_profiles.md").unwrap().bytes.clone()).unwrap();
+    let md = String::from_utf8(out.iter().find(|o| o.path == "paper/tables/mig_profiles.md").unwrap().bytes.clone())
+        .unwrap();
     assert!(md.contains("has no MIG profile table"), "{md}");
 }
 
@@ -150,10 +156,18 @@ fn the_report_loads_every_figure_in_chromium() {
         .output()
         .expect("chromium runs");
     let dom = String::from_utf8_lossy(&run.stdout);
-    assert!(dom.contains("data-checked=\"yes\""), "the page's check did not run; stderr: {}", String::from_utf8_lossy(&run.stderr));
+    assert!(
+        dom.contains("data-checked=\"yes\""),
+        "the page's check did not run; stderr: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
     let n = colloc_report::figures::ALL.len();
     assert!(dom.contains(&format!("data-figures=\"{n}\"")), "expected {n} figures");
-    assert!(dom.contains("data-broken=\"\""), "broken figures: {}", dom.split("data-broken=\"").nth(1).unwrap_or("").split('"').next().unwrap_or(""));
+    assert!(
+        dom.contains("data-broken=\"\""),
+        "broken figures: {}",
+        dom.split("data-broken=\"").nth(1).unwrap_or("").split('"').next().unwrap_or("")
+    );
 }
 
 /// Renders a fixture (or the campaign at `$COLLOC_CAMPAIGN_DIR`) into `$COLLOC_REPORT_KEEP`

@@ -1,11 +1,17 @@
 //! `artifact.yaml`: the paper, the GPUs supported, the campaigns, the datasets, the outputs
 //! and the claims.
 
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
+use crate::diag::Diagnostic;
+use crate::gpu::GpuTable;
 use crate::model::Source;
+use crate::resolve::{escapes, parse_mode, Spec, GPUS_DIR};
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -111,4 +117,122 @@ pub struct Outputs {
     pub figures: String,
     pub claims: String,
     pub report: String,
+}
+
+/// Checks `artifact.yaml` against the spec and GPU tables.
+pub(crate) fn check(
+    spec: &Spec,
+    gpus: &BTreeMap<String, GpuTable>,
+    a: &Artifact,
+    (f, t): &(PathBuf, String),
+) -> Vec<Diagnostic> {
+    let mut diags = Vec::new();
+    let d = |s: &Spanned<String>, m: String| Diagnostic::spanned(f, t, s, m);
+    for g in &a.gpus {
+        if !gpus.contains_key(&g.value) {
+            diags.push(d(g, format!("no GPU table `{}` under {GPUS_DIR}/", g.value)));
+        }
+    }
+    let mut names = BTreeSet::new();
+    for c in &a.campaigns {
+        let n = &c.name.value;
+        if n.is_empty() || !n.chars().all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '-') {
+            diags.push(d(&c.name, format!("campaign name `{n}` may hold lowercase letters, digits and `-` only")));
+        }
+        if !names.insert(n.clone()) {
+            diags.push(d(&c.name, format!("campaign `{n}` is declared twice")));
+        }
+        if !spec.protocols.contains_key(&c.protocol.value) {
+            let known: Vec<&str> = spec.protocols.keys().map(String::as_str).collect();
+            diags.push(d(
+                &c.protocol,
+                format!("unknown protocol `{}`; expected one of: {}", c.protocol.value, known.join(", ")),
+            ));
+        }
+        if !gpus.contains_key(&c.gpu.value) {
+            let known: Vec<&str> = gpus.keys().map(String::as_str).collect();
+            diags.push(d(&c.gpu, format!("unknown GPU `{}`; expected one of: {}", c.gpu.value, known.join(", "))));
+        }
+        if let Some(o) = &c.out {
+            if Path::new(&o.value).is_absolute() || escapes(&o.value) {
+                diags.push(d(o, format!("`out: {}` must be a path inside the project", o.value)));
+            }
+        }
+        for p in &c.parts {
+            for e in &p.experiments {
+                if !spec.experiments.iter().any(|x| x.id == e.value) {
+                    diags.push(Diagnostic::spanned(f, t, e, format!("unknown experiment {}", e.value)));
+                }
+            }
+            for m in p.models.iter().flatten() {
+                if !spec.models.contains_key(&m.value) {
+                    diags.push(d(m, format!("unknown model `{}`", m.value)));
+                }
+            }
+            for m in p.modes.iter().flatten() {
+                if parse_mode(&m.value).is_none() {
+                    diags.push(d(
+                        m,
+                        format!("unknown mode `{}`; expected exclusive, naive, mps, mps-limited or mig", m.value),
+                    ));
+                }
+            }
+        }
+        if let Some(h) = &c.headline {
+            if !spec.experiments.iter().any(|x| x.id == h.experiment.value) {
+                diags.push(Diagnostic::spanned(
+                    f,
+                    t,
+                    &h.experiment,
+                    format!("unknown experiment {}", h.experiment.value),
+                ));
+            }
+            for m in &h.models {
+                if !spec.models.contains_key(&m.value) {
+                    diags.push(d(m, format!("unknown model `{}`", m.value)));
+                }
+            }
+        }
+        // MIG profiles the campaign's GPU lacks.
+        if let Some(gpu) = gpus.get(&c.gpu.value) {
+            for e in spec
+                .experiments
+                .iter()
+                .filter(|e| c.parts.iter().any(|p| p.experiments.iter().any(|x| x.value == e.id)))
+            {
+                for w in &e.workloads {
+                    for (p, origin) in w.jobs.iter().filter_map(|j| j.mig.as_ref()) {
+                        if gpu.profile(p).is_none() {
+                            diags.push(origin.diagnostic(format!(
+                                "MIG profile `{p}` does not exist on the {} (campaign `{}`); it has: {}",
+                                gpu.name,
+                                c.name.value,
+                                gpu.profiles.iter().map(|q| q.name.as_str()).collect::<Vec<_>>().join(", ")
+                            )));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // Experiments no campaign selects: each profile must exist on some supported GPU.
+    let selected =
+        |id: u32| a.campaigns.iter().any(|c| c.parts.iter().any(|p| p.experiments.iter().any(|x| x.value == id)));
+    for e in spec.experiments.iter().filter(|e| !selected(e.id)) {
+        for w in &e.workloads {
+            for (p, origin) in w.jobs.iter().filter_map(|j| j.mig.as_ref()) {
+                if !a.gpus.iter().filter_map(|g| gpus.get(&g.value)).any(|g| g.profile(p).is_some()) {
+                    diags.push(origin.diagnostic(format!(
+                        "MIG profile `{p}` does not exist on any supported GPU ({})",
+                        a.gpus.iter().map(|g| g.value.as_str()).collect::<Vec<_>>().join(", ")
+                    )));
+                }
+            }
+        }
+    }
+    if !names.contains(&a.shipped_campaign.value) {
+        diags.push(d(&a.shipped_campaign, format!("`{}` is not a campaign of this file", a.shipped_campaign.value)));
+    }
+    diags.dedup();
+    diags
 }

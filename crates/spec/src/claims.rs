@@ -228,7 +228,10 @@ pub fn validate(claims: &[ClaimSpec]) -> Result<(), ClaimsError> {
                 return Err(bad("a check without a query"));
             }
             if k.expect == Expect::default() {
-                return Err(bad(&format!("check `{}` expects nothing (give at_least, at_most, within_factor or direction)", k.query)));
+                return Err(bad(&format!(
+                    "check `{}` expects nothing (give at_least, at_most, within_factor or direction)",
+                    k.query
+                )));
             }
             if let Some(w) = &k.expect.within_factor {
                 if !(w.factor > 1.0 && w.of > 0.0) {

@@ -65,10 +65,7 @@ impl GpuTable {
     pub fn place(&self, profiles: &[&MigProfile]) -> Result<Vec<u32>, String> {
         let compute: u32 = profiles.iter().map(|p| p.compute_slices).sum();
         if compute > self.compute_slices {
-            return Err(format!(
-                "needs {compute} of the {}'s {} compute slices",
-                self.name, self.compute_slices
-            ));
+            return Err(format!("needs {compute} of the {}'s {} compute slices", self.name, self.compute_slices));
         }
         for p in profiles {
             let n = profiles.iter().filter(|q| q.name == p.name).count() as u32;
@@ -85,7 +82,12 @@ impl GpuTable {
             Ok(starts)
         } else {
             let names: Vec<&str> = profiles.iter().map(|p| p.name.as_str()).collect();
-            Err(format!("no placement of {} fits the {}'s {} memory slices", names.join(" + "), self.name, self.memory_slices))
+            Err(format!(
+                "no placement of {} fits the {}'s {} memory slices",
+                names.join(" + "),
+                self.name,
+                self.memory_slices
+            ))
         }
     }
 

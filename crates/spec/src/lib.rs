@@ -38,9 +38,10 @@ impl std::fmt::Display for Mode {
     }
 }
 
-pub mod claims;
 pub mod artifact;
+pub mod claims;
 pub mod diag;
+mod forms;
 pub mod gpu;
 pub mod model;
 pub mod radt;

@@ -22,7 +22,8 @@ struct Row {
     batch: u32,
 }
 
-const COLUMNS: [&str; 9] = ["Experiment", "Workload", "Status", "Run", "Devices", "Collocation", "File", "Listeners", "Params"];
+const COLUMNS: [&str; 9] =
+    ["Experiment", "Workload", "Status", "Run", "Devices", "Collocation", "File", "Listeners", "Params"];
 
 /// Turns radT CSV text into a spec file; datasets are recognised by their path's last
 /// component matching a dataset of `spec` (its name or the last component of its `path`).
@@ -31,7 +32,13 @@ pub fn import(file: &Path, text: &str, spec: &Spec) -> Result<String, Diagnostic
     let mut lines = text.lines().enumerate();
     let header: Vec<&str> = lines.next().map(|(_, l)| l.split(',').map(str::trim).collect()).unwrap_or_default();
     if header != COLUMNS {
-        return Err(Diagnostics(vec![Diagnostic::at(file, text, 1, 1, format!("expected the radT header `{}`", COLUMNS.join(",")))]));
+        return Err(Diagnostics(vec![Diagnostic::at(
+            file,
+            text,
+            1,
+            1,
+            format!("expected the radT header `{}`", COLUMNS.join(",")),
+        )]));
     }
     let mut rows = Vec::new();
     for (i, l) in lines {
@@ -50,7 +57,11 @@ pub fn import(file: &Path, text: &str, spec: &Spec) -> Result<String, Diagnostic
     // Group consecutive rows of one workload, keeping the file's order.
     let mut out = String::new();
     let _ = writeln!(out, "# yaml-language-server: $schema=schema.json");
-    let _ = writeln!(out, "# Imported from {} by `cargo xtask import-radt`.", file.file_name().and_then(|n| n.to_str()).unwrap_or("radT CSV"));
+    let _ = writeln!(
+        out,
+        "# Imported from {} by `cargo xtask import-radt`.",
+        file.file_name().and_then(|n| n.to_str()).unwrap_or("radT CSV")
+    );
     let _ = writeln!(out, "\nexperiments:");
     let mut i = 0;
     let mut current_exp = None;
@@ -63,10 +74,22 @@ pub fn import(file: &Path, text: &str, spec: &Spec) -> Result<String, Diagnostic
         }
         let group = &rows[i..j];
         if !seen.insert((e, w)) {
-            return Err(Diagnostics(vec![Diagnostic::at(file, text, group[0].line, 1, format!("rows of experiment {e} workload {w} are not together"))]));
+            return Err(Diagnostics(vec![Diagnostic::at(
+                file,
+                text,
+                group[0].line,
+                1,
+                format!("rows of experiment {e} workload {w} are not together"),
+            )]));
         }
         if group.iter().any(|r| r.mode != group[0].mode && !(r.mig.is_some() && group[0].mig.is_some())) {
-            return Err(Diagnostics(vec![Diagnostic::at(file, text, group[0].line, 1, format!("experiment {e} workload {w} mixes collocation modes"))]));
+            return Err(Diagnostics(vec![Diagnostic::at(
+                file,
+                text,
+                group[0].line,
+                1,
+                format!("experiment {e} workload {w} mixes collocation modes"),
+            )]));
         }
         if current_exp != Some(e) {
             let _ = writeln!(out, "  - id: {e}\n    title: radT experiment {e}\n    workloads:");
@@ -80,7 +103,11 @@ pub fn import(file: &Path, text: &str, spec: &Spec) -> Result<String, Diagnostic
         let _ = writeln!(out, "      - mode: {mode}\n        radt: {w}\n        jobs:");
         for r in group {
             let mig = r.mig.as_ref().map(|m| format!(", mig: {m}")).unwrap_or_default();
-            let _ = writeln!(out, "          - {{ model: {}, dataset: {}, batch_size: {}{mig} }}", r.model, r.dataset, r.batch);
+            let _ = writeln!(
+                out,
+                "          - {{ model: {}, dataset: {}, batch_size: {}{mig} }}",
+                r.model, r.dataset, r.batch
+            );
         }
         i = j;
     }
@@ -93,7 +120,9 @@ fn row(l: &str, _line: u64, spec: &Spec) -> Result<Row, (u64, String)> {
         return Err((1, format!("expected {} columns, found {}", COLUMNS.len(), cells.len())));
     }
     let col = |k: usize| cells[..k].iter().map(|c| c.len() as u64 + 1).sum::<u64>() + 1;
-    let num = |k: usize, what: &str| cells[k].trim().parse::<u32>().map_err(|_| (col(k), format!("{what} `{}` is not a number", cells[k])));
+    let num = |k: usize, what: &str| {
+        cells[k].trim().parse::<u32>().map_err(|_| (col(k), format!("{what} `{}` is not a number", cells[k])))
+    };
     let experiment = num(0, "Experiment")?;
     let workload = num(1, "Workload")?;
     let collocation = cells[5].trim();

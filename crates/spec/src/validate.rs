@@ -13,7 +13,8 @@ pub fn check(root: &Path, files: &[PathBuf]) -> Result<String, Diagnostics> {
     let mut diags = Vec::new();
     let mut checked = 0;
     for f in files {
-        let f = if f.is_absolute() { f.clone() } else { std::env::current_dir().map(|d| d.join(f)).unwrap_or(f.clone()) };
+        let f =
+            if f.is_absolute() { f.clone() } else { std::env::current_dir().map(|d| d.join(f)).unwrap_or(f.clone()) };
         if !f.is_file() {
             diags.push(Diagnostic::file(&shown(root, &f), "no such file"));
         } else if f.parent().and_then(|p| p.file_name()).is_some_and(|n| n == "gpus") {

@@ -21,13 +21,23 @@ fn broken_files_fail_with_line_column_and_message() {
     assert!(files.len() >= 12);
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap();
-        let expect = text.lines().next().and_then(|l| l.strip_prefix("# expect: ")).expect("first line says what to expect");
+        let expect =
+            text.lines().next().and_then(|l| l.strip_prefix("# expect: ")).expect("first line says what to expect");
         let (line, rest) = expect.split_once(':').unwrap();
         let (col, fragment) = rest.split_once(": ").unwrap();
-        let err = colloc_spec::validate::check(&root(), std::slice::from_ref(&f)).expect_err(&format!("{} should be invalid", f.display()));
+        let err = colloc_spec::validate::check(&root(), std::slice::from_ref(&f))
+            .expect_err(&format!("{} should be invalid", f.display()));
         let name = f.file_name().unwrap().to_str().unwrap();
-        let found = err.0.iter().find(|d| d.file.ends_with(name)).unwrap_or_else(|| panic!("{name}: no diagnostic names the file:\n{err}"));
-        assert_eq!((found.line.to_string(), found.column.to_string()), (line.to_string(), col.to_string()), "{name}:\n{err}");
+        let found = err
+            .0
+            .iter()
+            .find(|d| d.file.ends_with(name))
+            .unwrap_or_else(|| panic!("{name}: no diagnostic names the file:\n{err}"));
+        assert_eq!(
+            (found.line.to_string(), found.column.to_string()),
+            (line.to_string(), col.to_string()),
+            "{name}:\n{err}"
+        );
         assert!(found.message.contains(fragment), "{name}: `{}` lacks `{fragment}`", found.message);
         let shown = found.to_string();
         assert!(shown.starts_with(&format!("crates/spec/tests/broken/{name}:{line}:{col}: error: ")), "{shown}");

@@ -36,11 +36,7 @@ pub enum EventBody {
         device: Option<String>,
     },
     /// Model built, data ready, warm-up done: the job now waits for the release line on stdin.
-    Ready {
-        setup_seconds: f64,
-        warmup_seconds: f64,
-        warmup_steps: u64,
-    },
+    Ready { setup_seconds: f64, warmup_seconds: f64, warmup_steps: u64 },
     /// The job read the release line and starts measured training.
     Release,
     /// The steady-state measurement window opens (first step after release).
@@ -72,12 +68,7 @@ pub enum EventBody {
     /// The measurement window closes.
     WindowEnd { step: u64, images: u64, seconds: f64 },
     /// Device memory as PyTorch's caching allocator reports it.
-    Memory {
-        allocated_bytes: u64,
-        reserved_bytes: u64,
-        peak_allocated_bytes: u64,
-        peak_reserved_bytes: u64,
-    },
+    Memory { allocated_bytes: u64, reserved_bytes: u64, peak_allocated_bytes: u64, peak_reserved_bytes: u64 },
     /// Something went wrong; `kind` is `oom` for CUDA out of memory.
     Error { kind: ErrorKind, message: String },
     /// Last line.

@@ -151,8 +151,15 @@ pub enum Problem {
     /// On disk (outside `quarantine/`), not in the manifest.
     Extra(String),
     /// Checksum differs; sizes tell truncation apart.
-    Altered { path: String, expected: String, actual: String },
-    Unreadable { path: String, error: String },
+    Altered {
+        path: String,
+        expected: String,
+        actual: String,
+    },
+    Unreadable {
+        path: String,
+        error: String,
+    },
 }
 
 impl std::fmt::Display for Problem {
@@ -183,10 +190,8 @@ pub fn verify(campaign_dir: &Path) -> Result<Vec<Problem>, ManifestError> {
             Err(e) => problems.push(Problem::Unreadable { path: rel.clone(), error: e.to_string() }),
         }
     }
-    let on_disk = list_files(campaign_dir, Path::new("")).map_err(|source| ManifestError::Io {
-        path: campaign_dir.to_path_buf(),
-        source,
-    })?;
+    let on_disk = list_files(campaign_dir, Path::new(""))
+        .map_err(|source| ManifestError::Io { path: campaign_dir.to_path_buf(), source })?;
     for rel in on_disk {
         let ignored = rel == MANIFEST
             || rel.starts_with(&format!("{QUARANTINE_DIR}/"))

@@ -25,11 +25,11 @@ pub const GPU_COLUMNS: &[&str] = &[
 
 /// `processes.csv.gz`: one row per job and sample.
 pub const PROCESS_COLUMNS: &[&str] = &[
-    "mono",           // s
-    "wall",           // s
-    "job",            // index in the workload
-    "pids",           // processes in the job's tree (loader workers included)
-    "cpu_pct",        // % of one core, summed over the tree, since the previous sample
-    "rss_bytes",      // B, summed over the tree
-    "gpu_mem_bytes",  // B, NVML per-process used memory, summed over the tree
+    "mono",          // s
+    "wall",          // s
+    "job",           // index in the workload
+    "pids",          // processes in the job's tree (loader workers included)
+    "cpu_pct",       // % of one core, summed over the tree, since the previous sample
+    "rss_bytes",     // B, summed over the tree
+    "gpu_mem_bytes", // B, NVML per-process used memory, summed over the tree
 ];

@@ -39,7 +39,11 @@ pub struct BarPanel {
     pub ref_line: Option<f64>,
 }
 
-pub fn draw_bar_panel<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, area: &DrawingArea<DB, Shift>, p: &BarPanel) -> Result<()>
+pub fn draw_bar_panel<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    area: &DrawingArea<DB, Shift>,
+    p: &BarPanel,
+) -> Result<()>
 where
     DB::ErrorType: 'static,
 {
@@ -97,14 +101,22 @@ where
             match b {
                 BarValue::Value(s) => {
                     chart
-                        .draw_series(std::iter::once(Rectangle::new([(left + width * 0.08, 0.0), (left + width * 0.92, s.median)], color.filled())))
+                        .draw_series(std::iter::once(Rectangle::new(
+                            [(left + width * 0.08, 0.0), (left + width * 0.92, s.median)],
+                            color.filled(),
+                        )))
                         .map_err(de)?;
                     if s.max > s.min {
                         chart.draw_series(whisker(mid, width * 0.15, s.min, s.max, INK.stroke_width(1))).map_err(de)?;
                     }
                     if let Some(Some(note)) = g.notes.get(si) {
                         let (px, py) = chart.backend_coord(&(mid, s.max));
-                        root.draw_text(note, &font(13.0).color(&INK).pos(Pos::new(HPos::Center, VPos::Bottom)), (px, py - 4)).map_err(de)?;
+                        root.draw_text(
+                            note,
+                            &font(13.0).color(&INK).pos(Pos::new(HPos::Center, VPos::Bottom)),
+                            (px, py - 4),
+                        )
+                        .map_err(de)?;
                     }
                 }
                 BarValue::Infeasible => {
@@ -117,15 +129,24 @@ where
                 }
                 BarValue::NoReference => {
                     let c = chart.backend_coord(&(mid, 0.0));
-                    root.draw_text("?", &font(18.0).color(&GREY).pos(Pos::new(HPos::Center, VPos::Bottom)), (c.0, c.1 - 4)).map_err(de)?;
+                    root.draw_text(
+                        "?",
+                        &font(18.0).color(&GREY).pos(Pos::new(HPos::Center, VPos::Bottom)),
+                        (c.0, c.1 - 4),
+                    )
+                    .map_err(de)?;
                 }
                 BarValue::Absent => {}
             }
         }
         let (px, py) = chart.backend_coord(&(gi as f64, 0.0));
         for (li, line) in g.label.lines().enumerate() {
-            root.draw_text(line, &font(16.0).color(&INK).pos(Pos::new(HPos::Center, VPos::Top)), (px, py + 8 + 20 * li as i32))
-                .map_err(de)?;
+            root.draw_text(
+                line,
+                &font(16.0).color(&INK).pos(Pos::new(HPos::Center, VPos::Top)),
+                (px, py + 8 + 20 * li as i32),
+            )
+            .map_err(de)?;
         }
     }
     Ok(())

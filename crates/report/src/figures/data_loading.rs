@@ -15,7 +15,11 @@ use crate::order::workload_key;
 
 const SOURCES: [&str; 3] = ["synthetic", "generated", "imagefolder"];
 
-pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, body: &DrawingArea<DB, Shift>, r: &Results) -> Result<Option<String>>
+pub fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    body: &DrawingArea<DB, Shift>,
+    r: &Results,
+) -> Result<Option<String>>
 where
     DB::ErrorType: 'static,
 {
@@ -36,7 +40,8 @@ where
         return Ok(Some("no workload was measured with more than one data source".to_string()));
     }
     let sources: Vec<&str> = SOURCES.iter().copied().filter(|s| order.iter().any(|k| by[k].contains_key(*s))).collect();
-    let extra: BTreeSet<&str> = order.iter().flat_map(|k| by[k].keys().map(String::as_str)).filter(|s| !SOURCES.contains(s)).collect();
+    let extra: BTreeSet<&str> =
+        order.iter().flat_map(|k| by[k].keys().map(String::as_str)).filter(|s| !SOURCES.contains(s)).collect();
     let sources: Vec<&str> = sources.into_iter().chain(extra).collect();
     let colors: Vec<RGBColor> = (0..sources.len()).map(|i| PALETTE[(i + 4) % PALETTE.len()]).collect();
     let label = |k: &(u32, String, String, String)| {
@@ -70,14 +75,22 @@ where
                             if !notes {
                                 return None;
                             }
-                            cells.get(*s).and_then(|w| w.data_wait_share).map(|d| format!("wait {} %", Quantity::Share.number(d.median)))
+                            cells
+                                .get(*s)
+                                .and_then(|w| w.data_wait_share)
+                                .map(|d| format!("wait {} %", Quantity::Share.number(d.median)))
                         })
                         .collect(),
                 }
             })
             .collect()
     };
-    let models: Vec<String> = order.iter().map(|k| k.1.split_once(" × ").map_or(k.1.as_str(), |(_, m)| m).to_string()).collect::<BTreeSet<_>>().into_iter().collect();
+    let models: Vec<String> = order
+        .iter()
+        .map(|k| k.1.split_once(" × ").map_or(k.1.as_str(), |(_, m)| m).to_string())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
     let (area, strip) = with_legend(body);
     let (left, right) = area.split_horizontally(area.dim_in_pixel().0 / 2);
     let throughput = BarPanel {
@@ -89,7 +102,12 @@ where
     };
     draw_bar_panel(root, &left, &throughput)?;
     let share = |w: &WorkloadResult| {
-        w.data_wait_share.map(|s| colloc_analysis::Stats { median: s.median * 100.0, min: s.min * 100.0, max: s.max * 100.0, n: s.n })
+        w.data_wait_share.map(|s| colloc_analysis::Stats {
+            median: s.median * 100.0,
+            min: s.min * 100.0,
+            max: s.max * 100.0,
+            n: s.n,
+        })
     };
     let wait = BarPanel {
         title: "Time waiting for data (mean over jobs)".into(),
@@ -99,7 +117,8 @@ where
         ref_line: None,
     };
     draw_bar_panel(root, &right, &wait)?;
-    let entries: Vec<(String, RGBColor, Key)> = sources.iter().zip(&colors).map(|(s, c)| (format!("{s} data"), *c, Key::Bar)).collect();
+    let entries: Vec<(String, RGBColor, Key)> =
+        sources.iter().zip(&colors).map(|(s, c)| (format!("{s} data"), *c, Key::Bar)).collect();
     legend(&strip, &entries)?;
     Ok(None)
 }

@@ -96,7 +96,13 @@ fn y_range(p: &Panel, axes: &Axes) -> (f64, f64) {
 }
 
 /// Draws `panels` in a grid of `cols` columns over `area`; markers go on `root`.
-pub fn draw_panels<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, area: &DrawingArea<DB, Shift>, panels: &[Panel], axes: &Axes, cols: usize) -> Result<()>
+pub fn draw_panels<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    area: &DrawingArea<DB, Shift>,
+    panels: &[Panel],
+    axes: &Axes,
+    cols: usize,
+) -> Result<()>
 where
     DB::ErrorType: 'static,
 {
@@ -115,7 +121,11 @@ where
             .map_err(de)?;
         let x_fmt = |x: &f64| {
             if axes.x_integer {
-                if (x - x.round()).abs() < 1e-6 { format!("{}", x.round() as i64) } else { String::new() }
+                if (x - x.round()).abs() < 1e-6 {
+                    format!("{}", x.round() as i64)
+                } else {
+                    String::new()
+                }
             } else {
                 format_tick(*x)
             }
@@ -158,7 +168,10 @@ where
             solid.sort_by(|a, b| a.x.total_cmp(&b.x));
             if s.line && solid.len() > 1 {
                 chart
-                    .draw_series(LineSeries::new(solid.iter().map(|pt| (pt.x + off, pt.y.median)), s.color.stroke_width(if s.markers { 3 } else { 2 })))
+                    .draw_series(LineSeries::new(
+                        solid.iter().map(|pt| (pt.x + off, pt.y.median)),
+                        s.color.stroke_width(if s.markers { 3 } else { 2 }),
+                    ))
                     .map_err(de)?;
             }
             let cap = axes.jitter.max((x1 - x0) * 0.01) * 0.4;

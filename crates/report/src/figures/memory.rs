@@ -17,7 +17,12 @@ use crate::order::{is_mix, mode_name, MODES};
 pub const COLS: usize = 2;
 
 fn workloads(r: &Results) -> Vec<&WorkloadResult> {
-    r.workloads.iter().filter(|w| !is_mix(w) && w.experiment != 37 && w.homogeneous() && w.data == r.primary_data && w.mode != Mode::Exclusive).collect()
+    r.workloads
+        .iter()
+        .filter(|w| {
+            !is_mix(w) && w.experiment != 37 && w.homogeneous() && w.data == r.primary_data && w.mode != Mode::Exclusive
+        })
+        .collect()
 }
 
 fn modes(r: &Results) -> Vec<Mode> {
@@ -30,18 +35,25 @@ pub fn panel_rows(r: &Results) -> usize {
 }
 
 fn ran_out_of_memory(w: &WorkloadResult) -> bool {
-    w.status == RunStatus::Failed && w.reasons.iter().any(|s| s.to_lowercase().contains("memory") || s.to_lowercase().contains("oom"))
+    w.status == RunStatus::Failed
+        && w.reasons.iter().any(|s| s.to_lowercase().contains("memory") || s.to_lowercase().contains("oom"))
 }
 
-pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, body: &DrawingArea<DB, Shift>, r: &Results) -> Result<Option<String>>
+pub fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    body: &DrawingArea<DB, Shift>,
+    r: &Results,
+) -> Result<Option<String>>
 where
     DB::ErrorType: 'static,
 {
     let ws = workloads(r);
     let capacity = r.gpu_memory_bytes();
     // Models in a fixed order: (experiment, model, dataset, batch).
-    let mut models: Vec<(u32, String, String, u32)> =
-        ws.iter().map(|w| (w.experiment, w.jobs[0].model.clone(), w.jobs[0].dataset.clone(), w.jobs[0].batch_size)).collect();
+    let mut models: Vec<(u32, String, String, u32)> = ws
+        .iter()
+        .map(|w| (w.experiment, w.jobs[0].model.clone(), w.jobs[0].dataset.clone(), w.jobs[0].batch_size))
+        .collect();
     models.sort();
     models.dedup();
     let mut panels = Vec::new();
@@ -52,12 +64,21 @@ where
         for (i, m) in models.iter().enumerate() {
             let mine: Vec<&&WorkloadResult> = ws
                 .iter()
-                .filter(|w| w.mode == mode && (w.experiment, &w.jobs[0].model, &w.jobs[0].dataset, w.jobs[0].batch_size) == (m.0, &m.1, &m.2, m.3))
+                .filter(|w| {
+                    w.mode == mode
+                        && (w.experiment, &w.jobs[0].model, &w.jobs[0].dataset, w.jobs[0].batch_size)
+                            == (m.0, &m.1, &m.2, m.3)
+                })
                 .collect();
             let mut by_jobs: BTreeMap<usize, Vec<Stats>> = BTreeMap::new();
             for w in &mine {
                 if let Some(s) = w.mem_used_bytes_max {
-                    by_jobs.entry(w.n_jobs()).or_default().push(Stats { median: s.median / GIB, min: s.min / GIB, max: s.max / GIB, n: s.n });
+                    by_jobs.entry(w.n_jobs()).or_default().push(Stats {
+                        median: s.median / GIB,
+                        min: s.min / GIB,
+                        max: s.max / GIB,
+                        n: s.n,
+                    });
                 }
                 if ran_out_of_memory(w) {
                     if let Some(c) = capacity {
@@ -71,13 +92,22 @@ where
                 .flat_map(|(n, v)| v.into_iter().enumerate().map(move |(k, y)| Point { x: n as f64, y, hollow: k > 0 }))
                 .collect();
             if !points.is_empty() {
-                series.push(Series { color: PALETTE[i % PALETTE.len()], marker: MARKERS[i % MARKERS.len()], points, line: true, markers: true });
+                series.push(Series {
+                    color: PALETTE[i % PALETTE.len()],
+                    marker: MARKERS[i % MARKERS.len()],
+                    points,
+                    line: true,
+                    markers: true,
+                });
             }
         }
         if series.is_empty() && marks.is_empty() {
             continue;
         }
-        let hlines = capacity.map(|c| HLine { y: c / GIB, color: INK, label: Some(format!("GPU memory {}", gib(c))) }).into_iter().collect();
+        let hlines = capacity
+            .map(|c| HLine { y: c / GIB, color: INK, label: Some(format!("GPU memory {}", gib(c))) })
+            .into_iter()
+            .collect();
         panels.push(Panel { title: mode_name(mode).to_string(), series, hlines, marks });
     }
     if panels.is_empty() {
@@ -97,7 +127,9 @@ where
     let mut entries: Vec<(String, RGBColor, Key)> = models
         .iter()
         .enumerate()
-        .map(|(i, m)| (format!("{} b{}", m.1, m.3), PALETTE[i % PALETTE.len()], Key::Series(MARKERS[i % MARKERS.len()])))
+        .map(|(i, m)| {
+            (format!("{} b{}", m.1, m.3), PALETTE[i % PALETTE.len()], Key::Series(MARKERS[i % MARKERS.len()]))
+        })
         .collect();
     entries.push(("GPU capacity".into(), INK, Key::Dashed));
     if any_oom {

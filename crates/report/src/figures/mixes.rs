@@ -12,7 +12,11 @@ use super::style::{mode_color, Marker, ALERT, GREY, INK};
 use super::{legend, with_legend, Key};
 use crate::order::{is_mix, mix_rank, mode_name, MODES};
 
-pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, body: &DrawingArea<DB, Shift>, r: &Results) -> Result<Option<String>>
+pub fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    body: &DrawingArea<DB, Shift>,
+    r: &Results,
+) -> Result<Option<String>>
 where
     DB::ErrorType: 'static,
 {
@@ -20,7 +24,8 @@ where
     if mixes.is_empty() {
         return Ok(Some(format!("experiment 37's mixes were not run with {} data", r.primary_data)));
     }
-    let modes: Vec<Mode> = MODES.iter().copied().filter(|m| *m != Mode::Exclusive && mixes.iter().any(|w| w.mode == *m)).collect();
+    let modes: Vec<Mode> =
+        MODES.iter().copied().filter(|m| *m != Mode::Exclusive && mixes.iter().any(|w| w.mode == *m)).collect();
     let mut labels: Vec<(usize, String)> = mixes.iter().map(|w| (mix_rank(&w.label), w.label.clone())).collect();
     labels.sort();
     labels.dedup();
@@ -65,7 +70,8 @@ where
         ref_line: use_ratio.then_some(1.0),
     };
     draw_bar_panel(root, &area, &panel)?;
-    let mut entries: Vec<(String, RGBColor, Key)> = modes.iter().map(|m| (mode_name(*m).to_string(), mode_color(*m), Key::Bar)).collect();
+    let mut entries: Vec<(String, RGBColor, Key)> =
+        modes.iter().map(|m| (mode_name(*m).to_string(), mode_color(*m), Key::Bar)).collect();
     if use_ratio {
         entries.push(("one job alone = 1".into(), INK, Key::Dashed));
     }

@@ -97,7 +97,12 @@ impl Figure {
     }
 
     /// Draws the figure; `Ok(Some(why))` when the campaign has no data for it.
-    fn draw<DB: DrawingBackend>(self, root: &DrawingArea<DB, Shift>, body: &DrawingArea<DB, Shift>, r: &Results) -> Result<Option<String>>
+    fn draw<DB: DrawingBackend>(
+        self,
+        root: &DrawingArea<DB, Shift>,
+        body: &DrawingArea<DB, Shift>,
+        r: &Results,
+    ) -> Result<Option<String>>
     where
         DB::ErrorType: 'static,
     {
@@ -166,7 +171,11 @@ where
     let (w, _) = root.dim_in_pixel();
     let mid = HEADER as i32 / 2;
     root.draw_text(title, &bold(26.0).color(&INK).pos(Pos::new(HPos::Left, VPos::Center)), (20, mid)).map_err(de)?;
-    let right = if r.simulated { "SIMULATED — not measured".to_string() } else { format!("{} · {}", r.gpu_name(), r.campaign) };
+    let right = if r.simulated {
+        "SIMULATED — not measured".to_string()
+    } else {
+        format!("{} · {}", r.gpu_name(), r.campaign)
+    };
     let style = if r.simulated { bold(22.0).color(&ALERT) } else { font(18.0).color(&GREY) };
     root.draw_text(&right, &style.pos(Pos::new(HPos::Right, VPos::Center)), (w as i32 - 20, mid)).map_err(de)?;
     Ok(root.split_vertically(HEADER).1)
@@ -180,7 +189,8 @@ where
     let (w, h) = area.dim_in_pixel();
     area.draw(&Rectangle::new([(20, 10), (w as i32 - 20, h as i32 - 10)], style::LIGHT.stroke_width(2))).map_err(de)?;
     let c = Pos::new(HPos::Center, VPos::Center);
-    area.draw_text("No data in this campaign", &bold(28.0).color(&GREY).pos(c), (w as i32 / 2, h as i32 / 2 - 20)).map_err(de)?;
+    area.draw_text("No data in this campaign", &bold(28.0).color(&GREY).pos(c), (w as i32 / 2, h as i32 / 2 - 20))
+        .map_err(de)?;
     area.draw_text(why, &font(18.0).color(&GREY).pos(c), (w as i32 / 2, h as i32 / 2 + 20)).map_err(de)?;
     Ok(())
 }
@@ -200,7 +210,10 @@ pub(crate) enum Key {
 }
 
 /// A horizontal legend centred in `area`.
-pub(crate) fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &[(String, RGBColor, Key)]) -> Result<()>
+pub(crate) fn legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    entries: &[(String, RGBColor, Key)],
+) -> Result<()>
 where
     DB::ErrorType: 'static,
 {
@@ -212,7 +225,9 @@ where
     let gap = 22;
     let widths: Vec<i32> = entries
         .iter()
-        .map(|(label, _, _)| area.estimate_text_size(label, &text.color(&INK)).map(|(w, _)| w as i32).unwrap_or(8 * label.len() as i32))
+        .map(|(label, _, _)| {
+            area.estimate_text_size(label, &text.color(&INK)).map(|(w, _)| w as i32).unwrap_or(8 * label.len() as i32)
+        })
         .collect();
     let total: i32 = widths.iter().map(|w| w + key_w + 8).sum::<i32>() + gap * (entries.len() as i32 - 1);
     let (w, h) = area.dim_in_pixel();
@@ -231,23 +246,34 @@ where
             Key::Dashed => {
                 let mut px = x;
                 while px < x + key_w {
-                    area.draw(&PathElement::new(vec![(px, y), ((px + 6).min(x + key_w), y)], color.stroke_width(2))).map_err(de)?;
+                    area.draw(&PathElement::new(vec![(px, y), ((px + 6).min(x + key_w), y)], color.stroke_width(2)))
+                        .map_err(de)?;
                     px += 10;
                 }
             }
             Key::Glyph(g) => {
-                area.draw_text(g, &font(20.0).color(color).pos(Pos::new(HPos::Center, VPos::Center)), (x + key_w / 2, y)).map_err(de)?;
+                area.draw_text(
+                    g,
+                    &font(20.0).color(color).pos(Pos::new(HPos::Center, VPos::Center)),
+                    (x + key_w / 2, y),
+                )
+                .map_err(de)?;
             }
-            Key::Bar => area.draw(&Rectangle::new([(x + 4, y - 9), (x + key_w - 4, y + 9)], color.filled())).map_err(de)?,
+            Key::Bar => {
+                area.draw(&Rectangle::new([(x + 4, y - 9), (x + key_w - 4, y + 9)], color.filled())).map_err(de)?
+            }
         }
-        area.draw_text(label, &text.color(&INK).pos(Pos::new(HPos::Left, VPos::Center)), (x + key_w + 8, y)).map_err(de)?;
+        area.draw_text(label, &text.color(&INK).pos(Pos::new(HPos::Left, VPos::Center)), (x + key_w + 8, y))
+            .map_err(de)?;
         x += key_w + 8 + tw + gap;
     }
     Ok(())
 }
 
 /// Splits the body into the panels' area and the legend strip below.
-pub(crate) fn with_legend<DB: DrawingBackend>(body: &DrawingArea<DB, Shift>) -> (DrawingArea<DB, Shift>, DrawingArea<DB, Shift>) {
+pub(crate) fn with_legend<DB: DrawingBackend>(
+    body: &DrawingArea<DB, Shift>,
+) -> (DrawingArea<DB, Shift>, DrawingArea<DB, Shift>) {
     let (_, h) = body.dim_in_pixel();
     body.split_vertically(h.saturating_sub(LEGEND))
 }

@@ -28,7 +28,9 @@ fn chosen(r: &Results) -> Vec<&Timeline> {
         .timelines
         .iter()
         .filter(|t| t.data == r.primary_data && !t.points.is_empty())
-        .filter(|t| r.workload(&t.workload_id).is_some_and(|w| w.n_jobs() == 7 && w.jobs.iter().all(|j| j.model == "resnet26")))
+        .filter(|t| {
+            r.workload(&t.workload_id).is_some_and(|w| w.n_jobs() == 7 && w.jobs.iter().all(|j| j.model == "resnet26"))
+        })
         .collect();
     t.sort_by_key(|t| (mode_rank(t.mode), t.layout.clone(), t.workload_id.clone()));
     t
@@ -38,7 +40,11 @@ pub fn panel_rows(r: &Results) -> usize {
     chosen(r).len().div_ceil(COLS).max(1)
 }
 
-pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, body: &DrawingArea<DB, Shift>, r: &Results) -> Result<Option<String>>
+pub fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    body: &DrawingArea<DB, Shift>,
+    r: &Results,
+) -> Result<Option<String>>
 where
     DB::ErrorType: 'static,
 {
@@ -71,7 +77,13 @@ where
                     points: t
                         .points
                         .iter()
-                        .filter_map(|p| METRICS[i].1(p).map(|v| Point { x: p.t, y: Stats { median: v, min: v, max: v, n: 1 }, hollow: false }))
+                        .filter_map(|p| {
+                            METRICS[i].1(p).map(|v| Point {
+                                x: p.t,
+                                y: Stats { median: v, min: v, max: v, n: 1 },
+                                hollow: false,
+                            })
+                        })
                         .collect(),
                 })
                 .collect(),
@@ -97,7 +109,12 @@ where
 }
 
 /// Time series are dense: lines only.
-fn draw_lines_without_markers<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, area: &DrawingArea<DB, Shift>, panels: &[Panel], axes: &Axes) -> Result<()>
+fn draw_lines_without_markers<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    area: &DrawingArea<DB, Shift>,
+    panels: &[Panel],
+    axes: &Axes,
+) -> Result<()>
 where
     DB::ErrorType: 'static,
 {

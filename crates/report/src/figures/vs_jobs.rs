@@ -42,7 +42,9 @@ pub const COLS: usize = 3;
 /// (experiment, model, dataset, batch) → the homogeneous workloads of the main data source.
 fn groups(r: &Results) -> BTreeMap<(u32, String, String, u32), Vec<&WorkloadResult>> {
     let mut g: BTreeMap<(u32, String, String, u32), Vec<&WorkloadResult>> = BTreeMap::new();
-    for w in r.workloads.iter().filter(|w| !is_mix(w) && w.experiment != 37 && w.homogeneous() && w.data == r.primary_data) {
+    for w in
+        r.workloads.iter().filter(|w| !is_mix(w) && w.experiment != 37 && w.homogeneous() && w.data == r.primary_data)
+    {
         let j = &w.jobs[0];
         g.entry((w.experiment, j.model.clone(), j.dataset.clone(), j.batch_size)).or_default().push(w);
     }
@@ -58,7 +60,12 @@ fn total_slices(w: &WorkloadResult) -> u32 {
     w.jobs.iter().filter_map(|j| j.mig_class.as_deref()).map(slices).sum()
 }
 
-pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, body: &DrawingArea<DB, Shift>, r: &Results, metric: Metric) -> Result<Option<String>>
+pub fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    body: &DrawingArea<DB, Shift>,
+    r: &Results,
+    metric: Metric,
+) -> Result<Option<String>>
 where
     DB::ErrorType: 'static,
 {
@@ -90,7 +97,13 @@ where
             if !modes_seen.contains(&mode) {
                 modes_seen.push(mode);
             }
-            series.push(Series { color: mode_color(mode), marker: mode_marker(mode), points, line: true, markers: true });
+            series.push(Series {
+                color: mode_color(mode),
+                marker: mode_marker(mode),
+                points,
+                line: true,
+                markers: true,
+            });
         }
         let alone = ws.iter().find(|w| w.mode == Mode::Exclusive).and_then(|w| match metric {
             Metric::Ratio => w.aggregate_ratio.map(|_| 1.0),
@@ -104,7 +117,12 @@ where
         if series.is_empty() {
             continue;
         }
-        panels.push(Panel { title: format!("{model} · {dataset} · b{batch} (exp. {exp})"), series, hlines, marks: vec![] });
+        panels.push(Panel {
+            title: format!("{model} · {dataset} · b{batch} (exp. {exp})"),
+            series,
+            hlines,
+            marks: vec![],
+        });
     }
     if panels.is_empty() {
         return Ok(Some(format!(
@@ -133,7 +151,11 @@ where
         modes_seen.iter().map(|m| (mode_name(*m).to_string(), mode_color(*m), Key::Series(mode_marker(*m)))).collect();
     entries.push(("alone on the whole GPU".into(), INK, Key::Dashed));
     if any_hollow {
-        entries.push(("other MIG layout, same jobs".into(), mode_color(Mode::Mig), Key::Mark(mode_marker(Mode::Mig), false)));
+        entries.push((
+            "other MIG layout, same jobs".into(),
+            mode_color(Mode::Mig),
+            Key::Mark(mode_marker(Mode::Mig), false),
+        ));
     }
     legend(&strip, &entries)?;
     Ok(None)

@@ -12,7 +12,8 @@ use crate::order::{mode_name, mode_rank, workload_key, MODES};
 
 /// The GPU table whose NVML names match the traces' GPU.
 pub fn host_table<'a>(results: &Results, gpus: &'a [GpuTable]) -> Option<&'a GpuTable> {
-    gpus.iter().find(|g| results.provenance.gpu_names.iter().any(|n| g.nvml_names.iter().any(|m| n.contains(m.as_str()))))
+    gpus.iter()
+        .find(|g| results.provenance.gpu_names.iter().any(|n| g.nvml_names.iter().any(|m| n.contains(m.as_str()))))
 }
 
 /// The paper's GPU.
@@ -66,7 +67,9 @@ pub fn mig_profiles(results: &Results, gpus: &[GpuTable]) -> Table {
         let mut row = vec![Cell::text(class)];
         row.extend(side(paper, class));
         row.extend(side(host, class));
-        let join = |m: &BTreeMap<String, BTreeSet<String>>| m.get(class).map(|s| s.iter().cloned().collect::<Vec<_>>().join(", ")).unwrap_or_default();
+        let join = |m: &BTreeMap<String, BTreeSet<String>>| {
+            m.get(class).map(|s| s.iter().cloned().collect::<Vec<_>>().join(", ")).unwrap_or_default()
+        };
         row.push(Cell::text(join(&used_mig)));
         row.push(Cell::text(join(&used_caps)));
         rows.push(row);
@@ -79,7 +82,13 @@ pub fn mig_profiles(results: &Results, gpus: &[GpuTable]) -> Table {
         if !extra.is_empty() {
             notes.push(format!("{} also offers {} (not used).", h.name, extra.join(", ")));
         }
-        notes.push(format!("{}: {} SMs, {} without MIG; source: {}.", h.name, h.sms, Quantity::Plain.number(h.memory_gib) + " GiB", h.source));
+        notes.push(format!(
+            "{}: {} SMs, {} without MIG; source: {}.",
+            h.name,
+            h.sms,
+            Quantity::Plain.number(h.memory_gib) + " GiB",
+            h.source
+        ));
     } else {
         notes.push(format!("The traces' GPU ({host_name}) has no MIG profile table in experiments/gpus."));
     }
@@ -144,7 +153,9 @@ pub fn experiment_matrix(results: &Results) -> Table {
             let text = match by_mode.get(&mode_rank(*m)) {
                 None => "·".to_string(),
                 Some(list) if list.len() == 1 => status_cell(list[0]),
-                Some(list) => list.iter().map(|w| format!("{}: {}", w.layout, status_cell(w))).collect::<Vec<_>>().join("; "),
+                Some(list) => {
+                    list.iter().map(|w| format!("{}: {}", w.layout, status_cell(w))).collect::<Vec<_>>().join("; ")
+                }
             };
             row.push(Cell::text(text));
         }
@@ -215,7 +226,10 @@ pub fn hardware(results: &Results) -> Table {
     Table {
         id: "hardware",
         title: "Hardware and software".to_string(),
-        caption: format!("Where the traces of campaign {} came from, as recorded in each run's meta.json.", results.campaign),
+        caption: format!(
+            "Where the traces of campaign {} came from, as recorded in each run's meta.json.",
+            results.campaign
+        ),
         columns: vec![Column::text("Item"), Column::text("Value")],
         rows: rows.into_iter().map(|(k, v)| vec![Cell::Text(k), Cell::Text(v)]).collect(),
         notes: vec![],

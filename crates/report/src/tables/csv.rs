@@ -51,7 +51,9 @@ pub fn render(t: &Table) -> String {
 fn plain(t: &Table, col: usize, cell: &Cell) -> String {
     match cell {
         Cell::Text(s) => s.clone(),
-        Cell::Value(v) => v.map(|v| t.columns[col].quantity.unwrap_or(crate::format::Quantity::Plain).number(v)).unwrap_or_default(),
+        Cell::Value(v) => {
+            v.map(|v| t.columns[col].quantity.unwrap_or(crate::format::Quantity::Plain).number(v)).unwrap_or_default()
+        }
         Cell::Stats(_) => unreachable!("handled by the caller"),
     }
 }

@@ -19,7 +19,9 @@ fn unmeasured(w: &WorkloadResult) -> String {
 
 pub fn baselines(results: &Results) -> Table {
     let mut bs: Vec<_> = results.baselines.iter().collect();
-    bs.sort_by(|a, b| (&a.model, &a.dataset, a.batch_size, &a.data).cmp(&(&b.model, &b.dataset, b.batch_size, &b.data)));
+    bs.sort_by(|a, b| {
+        (&a.model, &a.dataset, a.batch_size, &a.data).cmp(&(&b.model, &b.dataset, b.batch_size, &b.data))
+    });
     let rows = bs
         .iter()
         .map(|b| {
@@ -132,7 +134,8 @@ pub fn mode_label(w: &WorkloadResult) -> String {
 pub fn mixes(results: &Results) -> Table {
     let mixes: Vec<&WorkloadResult> = results.workloads.iter().filter(|w| is_mix(w)).collect();
     let modes: Vec<Mode> = MODES.iter().copied().filter(|m| mixes.iter().any(|w| w.mode == *m)).collect();
-    let mut keys: Vec<(usize, String, String)> = mixes.iter().map(|w| (mix_rank(&w.label), w.label.clone(), w.data.clone())).collect();
+    let mut keys: Vec<(usize, String, String)> =
+        mixes.iter().map(|w| (mix_rank(&w.label), w.label.clone(), w.data.clone())).collect();
     keys.sort();
     keys.dedup();
     let mut rows = Vec::new();
@@ -147,7 +150,11 @@ pub fn mixes(results: &Results) -> Table {
                 None => kinds.push((k, 1)),
             }
         }
-        let jobs = kinds.iter().map(|(k, n)| if *n > 1 { format!("{n} × {k}") } else { k.clone() }).collect::<Vec<_>>().join(" + ");
+        let jobs = kinds
+            .iter()
+            .map(|(k, n)| if *n > 1 { format!("{n} × {k}") } else { k.clone() })
+            .collect::<Vec<_>>()
+            .join(" + ");
         let layout = of(Mode::Mig).or_else(|| of(Mode::MpsLimited)).map(|w| w.layout.clone()).unwrap_or_default();
         let mut row = vec![Cell::text(label.clone()), Cell::text(data.clone()), Cell::text(jobs), Cell::text(layout)];
         for m in &modes {
