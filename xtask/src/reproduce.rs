@@ -25,6 +25,11 @@ pub struct Args {
     /// Do not write: fail if the outputs under the project are not what the traces give.
     #[arg(long)]
     pub check: bool,
+    /// Write the outputs under this folder (same layout) instead of the project. Default:
+    /// the project for the shipped campaign, `target/reproduce/<campaign>/` for any other,
+    /// so the committed outputs always stay those of the shipped traces.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }
 
 /// What a reproduction produced.
@@ -34,6 +39,8 @@ pub struct Outcome {
     /// `--check`: how the project's outputs differ (empty: up to date). Otherwise: the files written.
     pub changes: Vec<String>,
     pub outputs: usize,
+    /// Where the outputs were written or compared.
+    pub out_root: PathBuf,
     pub timing: String,
 }
 
@@ -53,7 +60,7 @@ pub fn main(a: Args) -> Result<ExitCode> {
             return Ok(code);
         }
     }
-    let o = reproduce(&root, a.campaign.as_deref(), a.check)?;
+    let o = reproduce(&root, a.campaign.as_deref(), a.check, a.out.as_deref())?;
     print!("{}", colloc_report::claims::console(&o.claims));
     println!("{}", o.timing);
     if a.check {
@@ -68,17 +75,22 @@ pub fn main(a: Args) -> Result<ExitCode> {
             Ok(ExitCode::FAILURE)
         }
     } else {
-        println!("{} of {} output files rewritten", o.changes.len(), o.outputs);
+        println!("{} of {} output files rewritten under {}", o.changes.len(), o.outputs, o.out_root.display());
         Ok(ExitCode::SUCCESS)
     }
 }
 
 /// Verifies, analyses and renders `campaign` (default: the shipped one) of the project at
-/// `root`; writes the outputs unless `check`.
-pub fn reproduce(root: &Path, campaign: Option<&str>, check: bool) -> Result<Outcome> {
+/// `root`; writes the outputs (under `out`, see [`Args::out`]) unless `check`.
+pub fn reproduce(root: &Path, campaign: Option<&str>, check: bool, out: Option<&Path>) -> Result<Outcome> {
     let project = colloc_spec::load_project(root).map_err(|d| anyhow::anyhow!("{d}"))?;
     let artifact = &project.artifact;
     let name = campaign.map(str::to_string).unwrap_or_else(|| artifact.shipped_campaign.value.clone());
+    let out_root: PathBuf = match out {
+        Some(o) => o.to_path_buf(),
+        None if name == artifact.shipped_campaign.value => root.to_path_buf(),
+        None => root.join("target/reproduce").join(&name),
+    };
     let dir: PathBuf = match artifact.campaigns.iter().find(|c| c.name.value == name).and_then(|c| c.out.as_ref()) {
         Some(out) => root.join(&out.value),
         None => root.join("data").join(&name),
@@ -104,9 +116,9 @@ pub fn reproduce(root: &Path, campaign: Option<&str>, check: bool) -> Result<Out
     let t_render = t1.elapsed();
     let t2 = Instant::now();
     let changes = if check {
-        colloc_report::stale(root, &outputs, &layout)?
+        colloc_report::stale(&out_root, &outputs, &layout)?
     } else {
-        colloc_report::write(root, &outputs, &layout)?
+        colloc_report::write(&out_root, &outputs, &layout)?
     };
     let t_write = t2.elapsed();
     let timing = format!(
@@ -118,7 +130,7 @@ pub fn reproduce(root: &Path, campaign: Option<&str>, check: bool) -> Result<Out
         if check { "compare" } else { "write" },
         t_write.as_secs_f64()
     );
-    Ok(Outcome { campaign: name, claims, changes, outputs: outputs.len(), timing })
+    Ok(Outcome { campaign: name, claims, changes, outputs: outputs.len(), out_root, timing })
 }
 
 #[cfg(test)]
@@ -135,7 +147,7 @@ mod tests {
             root.join("data").join(&shipped).join("SHA256SUMS").exists(),
             "the shipped campaign data/{shipped}/ is missing"
         );
-        let o = super::reproduce(&root, None, true).unwrap();
+        let o = super::reproduce(&root, None, true, None).unwrap();
         assert!(o.changes.is_empty(), "outputs are stale; run `cargo xtask reproduce`:\n{}", o.changes.join("\n"));
     }
 }
