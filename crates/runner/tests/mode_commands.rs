@@ -404,8 +404,18 @@ fn a_foreign_mps_daemon_makes_the_runner_refuse() {
     // A process that looks like someone else's MPS server.
     let fake = b.root.join("nvidia-cuda-mps-server");
     std::fs::copy("/bin/sleep", &fake).unwrap();
-    let mut foreign =
-        Command::new(&fake).arg("60").env("CUDA_MPS_PIPE_DIRECTORY", "/tmp/someone-else").spawn().unwrap();
+    // A test thread forking at the moment of the copy holds the new file open for writing
+    // until its child execs: executing it then fails with ETXTBSY for a moment.
+    let mut tries = 0;
+    let mut foreign = loop {
+        match Command::new(&fake).arg("60").env("CUDA_MPS_PIPE_DIRECTORY", "/tmp/someone-else").spawn() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 100 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            r => break r.unwrap(),
+        }
+    };
     wait_for("the foreign process", Duration::from_secs(5), || {
         std::fs::read_to_string(format!("/proc/{}/cmdline", foreign.id()))
             .map(|c| c.contains("mps-server"))
