@@ -78,11 +78,7 @@ pub fn main(a: Args) -> anyhow::Result<ExitCode> {
     }
     let root = crate::project_root();
     let plan = match (&a.plan, &a.campaign) {
-        (Some(path), _) => {
-            let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-            serde_json::from_str::<colloc_plan::Plan>(&text)
-                .with_context(|| format!("{}: not a plan", path.display()))?
-        }
+        (Some(path), _) => colloc_plan::Plan::from_file(path)?,
         (None, Some(c)) => colloc_plan::plan_campaign(&root, c, a.target.as_deref())?,
         (None, None) => anyhow::bail!("give --campaign NAME or --plan FILE"),
     };
@@ -109,11 +105,5 @@ pub fn main(a: Args) -> anyhow::Result<ExitCode> {
     }
     let summary = run_campaign(&plan, &o)?;
     eprintln!("{}", summary.render());
-    Ok(if summary.interrupted {
-        ExitCode::from(128 + colloc_runner::signals::signal().unwrap_or(2).clamp(1, 127) as u8)
-    } else if summary.stopped.is_some() {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(summary.exit_code())
 }

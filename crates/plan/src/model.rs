@@ -20,6 +20,15 @@ pub struct Plan {
     pub spec_hash: String,
 }
 
+impl Plan {
+    /// Reads a plan written by `cargo xtask plan --json`.
+    pub fn from_file(path: &std::path::Path) -> anyhow::Result<Plan> {
+        use anyhow::Context;
+        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read the plan {}", path.display()))?;
+        serde_json::from_str(&text).with_context(|| format!("{}: not a plan", path.display()))
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GpuTarget {
     pub key: String,

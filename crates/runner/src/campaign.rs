@@ -60,6 +60,18 @@ impl CampaignSummary {
     }
 
     /// A short human summary.
+    /// The process exit status this outcome calls for: 0 when every selected run was made,
+    /// 1 after an early stop, 128 + N after signal N.
+    pub fn exit_code(&self) -> std::process::ExitCode {
+        if self.interrupted {
+            std::process::ExitCode::from(128 + crate::signals::signal().unwrap_or(2).clamp(1, 127) as u8)
+        } else if self.stopped.is_some() {
+            std::process::ExitCode::FAILURE
+        } else {
+            std::process::ExitCode::SUCCESS
+        }
+    }
+
     pub fn render(&self) -> String {
         let mut s = format!(
             "{}: {} run(s) selected, {} already done, {} made now: {} ok, {} failed, {} skipped, {} infeasible",

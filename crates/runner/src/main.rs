@@ -169,20 +169,11 @@ fn options(a: &RunArgs) -> Result<RunOptions> {
 }
 
 fn run(a: RunArgs) -> Result<ExitCode> {
-    let text =
-        std::fs::read_to_string(&a.plan).with_context(|| format!("cannot read the plan {}", a.plan.display()))?;
-    let plan: colloc_plan::Plan =
-        serde_json::from_str(&text).with_context(|| format!("{}: not a plan", a.plan.display()))?;
+    let plan = colloc_plan::Plan::from_file(&a.plan)?;
     let opts = options(&a)?;
     let summary = run_campaign(&plan, &opts)?;
     eprintln!("{}", summary.render());
-    Ok(if summary.interrupted {
-        ExitCode::from(128 + colloc_runner::signals::signal().unwrap_or(2).clamp(1, 127) as u8)
-    } else if summary.stopped.is_some() {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(summary.exit_code())
 }
 
 fn main() -> ExitCode {
