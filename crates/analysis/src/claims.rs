@@ -530,7 +530,7 @@ fn memory_fit_mismatches(r: &Results, f: &Filter) -> QueryValue {
         let need: Option<f64> =
             w.jobs.iter().map(|j| alone.get(&(j.model.clone(), j.dataset.clone(), j.batch_size)).copied()).sum();
         let Some(need) = need else { continue };
-        let oom = w.status == RunStatus::Failed && w.reasons.iter().any(|s| is_memory_reason(s));
+        let oom = w.out_of_memory();
         let ran = w.status == RunStatus::Ok;
         if !oom && !ran {
             continue;
@@ -570,8 +570,3 @@ fn memory_fit_mismatches(r: &Results, f: &Filter) -> QueryValue {
 }
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
-
-fn is_memory_reason(s: &str) -> bool {
-    let s = s.to_lowercase();
-    s.contains("out of memory") || s.contains("oom")
-}

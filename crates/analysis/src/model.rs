@@ -249,11 +249,52 @@ impl WorkloadResult {
             format!("{} {}", self.mode, self.layout)
         }
     }
+    /// Some run failed because a job ran out of device memory (an outcome of the
+    /// workload, not a fault of the tooling).
+    pub fn out_of_memory(&self) -> bool {
+        self.status == RunStatus::Failed && self.reasons.iter().any(|s| is_memory_reason(s))
+    }
+    /// The status in one word for a table cell: `ok`, `OOM`, `failed`, `skipped`, `infeasible`.
+    pub fn status_word(&self) -> &'static str {
+        if self.out_of_memory() {
+            "OOM"
+        } else {
+            self.status.as_str()
+        }
+    }
     /// All jobs run the same model on the same data with the same batch.
     pub fn homogeneous(&self) -> bool {
         self.jobs
             .windows(2)
             .all(|w| w[0].model == w[1].model && w[0].dataset == w[1].dataset && w[0].batch_size == w[1].batch_size)
+    }
+}
+
+/// A reason names running out of device memory (CUDA's or the workload's own words).
+pub fn is_memory_reason(s: &str) -> bool {
+    let s = s.to_lowercase();
+    s.contains("out of memory") || s.contains("oom")
+}
+
+/// A run's reason cut to what a reader of a table note needs: without the captured
+/// stderr, and to whole sentences of at most about `BRIEF` characters.
+pub fn brief_reason(reason: &str) -> String {
+    const BRIEF: usize = 160;
+    let r = reason.split("; stderr:").next().unwrap_or(reason).trim();
+    if r.chars().count() <= BRIEF {
+        return r.to_string();
+    }
+    // The longest run of whole sentences that fits.
+    let mut cut = None;
+    for (i, _) in r.match_indices(". ") {
+        if r[..=i].chars().count() > BRIEF {
+            break;
+        }
+        cut = Some(i + 1);
+    }
+    match cut {
+        Some(i) => format!("{} …", &r[..i]),
+        None => format!("{}…", r.chars().take(BRIEF).collect::<String>().trim_end()),
     }
 }
 
@@ -371,5 +412,27 @@ impl Results {
     }
     pub fn workload(&self, id: &str) -> Option<&WorkloadResult> {
         self.workloads.iter().find(|w| w.id == id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_brief_reason_drops_stderr_and_keeps_whole_sentences() {
+        let long = "job 6 (resnet152) ended before it was ready: out of memory: CUDA out of memory. \
+                    Tried to allocate 392.00 MiB. GPU 0 has a total capacity of 139.80 GiB of which 293.62 MiB \
+                    is free. Process 4243 has 25.36 GiB memory in use.; stderr: …Traceback";
+        let b = brief_reason(long);
+        assert_eq!(
+            b,
+            "job 6 (resnet152) ended before it was ready: out of memory: CUDA out of memory. \
+             Tried to allocate 392.00 MiB. …"
+        );
+        assert_eq!(brief_reason("MIG mode is off; stderr: x"), "MIG mode is off");
+        let one_sentence = "x".repeat(300);
+        assert_eq!(brief_reason(&one_sentence).chars().count(), 161);
+        assert!(is_memory_reason("out of memory: CUDA out of memory") && !is_memory_reason("timed out"));
     }
 }

@@ -187,3 +187,32 @@ fn keep_a_rendering_when_asked() {
     write(Path::new(&dest), &out, &Layout::default()).unwrap();
     print!("{}", colloc_report::claims::console(&c));
 }
+
+#[test]
+fn an_out_of_memory_workload_reads_oom_with_its_reason_once_in_the_notes() {
+    let (_d, r, c) = fixture(FixtureOptions { repetitions: 1, full: true, ..FixtureOptions::default() });
+    let ooms: Vec<_> = r.workloads.iter().filter(|w| w.out_of_memory()).collect();
+    assert!(!ooms.is_empty(), "the full fixture has workloads that run out of memory");
+    let outs = render(&r, &c, &gpus());
+    let md = |name: &str| {
+        let o = outs.iter().find(|o| o.path.ends_with(name)).unwrap_or_else(|| panic!("no {name}"));
+        String::from_utf8(o.bytes.clone()).unwrap()
+    };
+    let matrix = md("experiment_matrix.md");
+    assert!(matrix.contains("| OOM 0/1 |"), "{matrix}");
+    let notes: Vec<&str> = matrix.lines().filter(|l| l.starts_with("- OOM (")).collect();
+    assert!(!notes.is_empty(), "{matrix}");
+    for n in &notes {
+        assert!(n.to_lowercase().contains("out of memory") && !n.contains("stderr"), "{n}");
+    }
+    let homogeneous = md("homogeneous.md");
+    if ooms.iter().any(|w| w.homogeneous() && w.experiment != 37) {
+        assert!(homogeneous.contains("| OOM |"), "{homogeneous}");
+    }
+    // Each distinct reason once: no note line repeats.
+    let mut lines: Vec<&str> = matrix.lines().filter(|l| l.starts_with("- ")).collect();
+    let n = lines.len();
+    lines.sort();
+    lines.dedup();
+    assert_eq!(lines.len(), n);
+}

@@ -3,7 +3,6 @@
 use anyhow::Result;
 use colloc_analysis::{Results, Stats, WorkloadResult};
 use colloc_spec::Mode;
-use colloc_trace::meta::RunStatus;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::collections::BTreeMap;
@@ -32,11 +31,6 @@ fn modes(r: &Results) -> Vec<Mode> {
 
 pub fn panel_rows(r: &Results) -> usize {
     modes(r).len().div_ceil(COLS).max(1)
-}
-
-fn ran_out_of_memory(w: &WorkloadResult) -> bool {
-    w.status == RunStatus::Failed
-        && w.reasons.iter().any(|s| s.to_lowercase().contains("memory") || s.to_lowercase().contains("oom"))
 }
 
 pub fn draw<DB: DrawingBackend>(
@@ -80,7 +74,7 @@ where
                         n: s.n,
                     });
                 }
-                if ran_out_of_memory(w) {
+                if w.out_of_memory() {
                     if let Some(c) = capacity {
                         any_oom = true;
                         marks.push(Mark { x: w.n_jobs() as f64, y: c / GIB, color: ALERT, marker: Marker::Cross });

@@ -6,7 +6,7 @@ use colloc_spec::gpu::GpuTable;
 use colloc_spec::Mode;
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{Cell, Column, Table};
+use super::{status_notes, Cell, Column, Table};
 use crate::format::{gib, Quantity};
 use crate::order::{mode_name, mode_rank, workload_key, MODES};
 
@@ -119,13 +119,12 @@ pub fn mig_profiles(results: &Results, gpus: &[GpuTable]) -> Table {
     }
 }
 
-/// `ok 2/2`, `skipped`, `infeasible`, `failed 0/2`.
+/// `ok 2/2`, `skipped`, `infeasible`, `failed 0/2`, `OOM 0/1`.
 fn status_cell(w: &WorkloadResult) -> String {
     let total: usize = w.runs_by_status.values().sum();
     let ok = w.runs_by_status.get("ok").copied().unwrap_or(0);
     match w.status.as_str() {
-        "ok" => format!("ok {ok}/{total}"),
-        "failed" => format!("failed {ok}/{total}"),
+        "ok" | "failed" => format!("{} {ok}/{total}", w.status_word()),
         s => s.to_string(),
     }
 }
@@ -163,16 +162,8 @@ pub fn experiment_matrix(results: &Results) -> Table {
     }
     let mut columns = vec![Column::text("Exp."), Column::text("Workload"), Column::text("Data")];
     columns.extend(modes.iter().map(|m| Column::text(mode_name(*m))));
-    let mut reasons: BTreeSet<String> = BTreeSet::new();
-    for w in &results.workloads {
-        if w.status.as_str() != "ok" {
-            for r in w.reasons.iter().chain(w.plan_reason.iter()) {
-                reasons.insert(format!("{} ({}): {r}", w.status.as_str(), mode_name(w.mode)));
-            }
-        }
-    }
     let mut notes = vec!["ok n/N: n of the N runs measured; ·: not in this campaign.".to_string()];
-    notes.extend(reasons);
+    notes.extend(status_notes(&results.workloads));
     Table {
         id: "experiment_matrix",
         title: "Experiment matrix".to_string(),

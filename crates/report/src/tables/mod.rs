@@ -8,7 +8,8 @@ pub mod markdown;
 pub mod results;
 
 use crate::format::{Quantity, MISSING};
-use colloc_analysis::Stats;
+use colloc_analysis::{brief_reason, Stats, WorkloadResult};
+use std::collections::BTreeMap;
 
 /// One cell: text, a number of a quantity, or a median with its spread.
 #[derive(Debug, Clone, PartialEq)]
@@ -99,6 +100,34 @@ impl Table {
         notes.push(format!("{MISSING}: not measured (see the status)."));
         notes
     }
+}
+
+/// Notes for the workloads that were not measured: one line per distinct outcome and
+/// reason (briefly), naming the workloads when there are few and counting them otherwise.
+pub fn status_notes<'a>(ws: impl IntoIterator<Item = &'a WorkloadResult>) -> Vec<String> {
+    const NAMED: usize = 3;
+    let mut groups: BTreeMap<(&'static str, String), Vec<String>> = BTreeMap::new();
+    for w in ws {
+        if w.status.as_str() == "ok" {
+            continue;
+        }
+        let mut reasons: Vec<String> = w.reasons.iter().chain(w.plan_reason.iter()).map(|r| brief_reason(r)).collect();
+        reasons.dedup();
+        for r in reasons {
+            let who = format!("{} {}", w.label, results::mode_label(w));
+            let list = groups.entry((w.status_word(), r)).or_default();
+            if !list.contains(&who) {
+                list.push(who);
+            }
+        }
+    }
+    groups
+        .into_iter()
+        .map(|((word, reason), who)| {
+            let whom = if who.len() <= NAMED { who.join("; ") } else { format!("{} workloads", who.len()) };
+            format!("{word} ({whom}): {reason}")
+        })
+        .collect()
 }
 
 /// The three files of a table.

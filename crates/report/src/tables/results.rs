@@ -5,17 +5,9 @@ use colloc_analysis::{Results, WorkloadResult};
 use colloc_spec::Mode;
 use colloc_trace::meta::RunStatus;
 
-use super::{Cell, Column, Table};
+use super::{status_notes, Cell, Column, Table};
 use crate::format::Quantity;
 use crate::order::{is_mix, mix_rank, mode_name, mode_rank, workload_key, MODES};
-
-/// The status word when a workload has no measurement, with the first reason.
-fn unmeasured(w: &WorkloadResult) -> String {
-    match w.reasons.first().or(w.plan_reason.as_ref()) {
-        Some(r) => format!("{}: {r}", w.status.as_str()),
-        None => w.status.as_str().to_string(),
-    }
-}
 
 pub fn baselines(results: &Results) -> Table {
     let mut bs: Vec<_> = results.baselines.iter().collect();
@@ -85,7 +77,7 @@ pub fn homogeneous(results: &Results) -> Table {
                 Cell::text(w.data.clone()),
                 Cell::Value(Some(w.n_jobs() as f64)),
                 Cell::text(mode_label(w)),
-                Cell::text(if w.status == RunStatus::Ok { "ok".to_string() } else { unmeasured(w) }),
+                Cell::text(w.status_word()),
                 Cell::Stats(w.per_job_epoch_seconds),
                 Cell::Stats(w.aggregate_throughput),
                 Cell::Stats(w.aggregate_ratio),
@@ -114,10 +106,14 @@ pub fn homogeneous(results: &Results) -> Table {
             Column::number("Memory of GPU", Quantity::Share),
         ],
         rows,
-        notes: vec![
+        notes: [
             "Throughput ratio: the jobs' summed throughput over the same model's alone on the whole GPU.".to_string(),
             "Per-job epoch time: statistics over every job of every repetition.".to_string(),
-        ],
+            "OOM: a job ran out of device memory, an outcome of the workload recorded as such.".to_string(),
+        ]
+        .into_iter()
+        .chain(status_notes(ws.iter().copied()))
+        .collect(),
         simulated: results.simulated,
     }
 }
@@ -166,7 +162,7 @@ pub fn mixes(results: &Results) -> Table {
                     Some(t) => format!("{} (no run alone)", Quantity::Throughput.with_unit(t.median)),
                     None => "ok, not measured".to_string(),
                 }),
-                Some(w) => Cell::text(w.status.as_str()),
+                Some(w) => Cell::text(w.status_word()),
             });
         }
         rows.push(row);
@@ -179,10 +175,13 @@ pub fn mixes(results: &Results) -> Table {
         caption: "Experiment 37: mixes of small (S), medium (M) and large (L) jobs per mode; each cell is the sum over jobs of throughput over the same model alone.".to_string(),
         columns,
         rows,
-        notes: vec![
+        notes: [
             "S = resnet26/CIFAR-10/b128, M = resnet50/ImageNet64/b128, L = resnet152/ImageNet/b32; under MIG S→1g, M→2g, L→4g.".to_string(),
             "infeasible: the MIG layout cannot be made on the GPU (more than its seven compute slices, or no placement).".to_string(),
-        ],
+        ]
+        .into_iter()
+        .chain(status_notes(mixes.iter().copied().filter(|w| w.status != RunStatus::Infeasible && w.feasible)))
+        .collect(),
         simulated: results.simulated,
     }
 }
