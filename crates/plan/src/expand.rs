@@ -51,7 +51,10 @@ pub fn plan_project_campaign(project: &Project, campaign: &str, gpu: Option<&str
     if let Some(h) = &c.headline {
         for w in &mut workloads {
             let models: BTreeSet<&str> = w.jobs.iter().map(|j| j.model.as_str()).collect();
-            if w.experiment == h.experiment.value && models.iter().all(|m| h.models.iter().any(|x| x.value == *m)) {
+            if w.experiment == h.experiment.value
+                && models.iter().all(|m| h.models.iter().any(|x| x.value == *m))
+                && h.data.is_none_or(|s| w.data == s.as_str())
+            {
                 w.headline = true;
                 w.repetitions = h.repetitions.max(1);
             }

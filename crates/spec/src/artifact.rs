@@ -99,6 +99,9 @@ pub struct HeadlineDecl {
     pub experiment: Spanned<u32>,
     #[schemars(with = "Vec<String>")]
     pub models: Vec<Spanned<String>>,
+    /// Only workloads on this data source (default: any).
+    #[serde(default)]
+    pub data: Option<Source>,
     pub repetitions: u32,
 }
 
