@@ -42,6 +42,8 @@ pub struct Outcome {
     /// Where the outputs were written or compared.
     pub out_root: PathBuf,
     pub timing: String,
+    /// The campaign lacks planned runs: how many.
+    pub incomplete: Option<String>,
 }
 
 pub fn main(a: Args) -> Result<ExitCode> {
@@ -62,6 +64,9 @@ pub fn main(a: Args) -> Result<ExitCode> {
     }
     let o = reproduce(&root, a.campaign.as_deref(), a.check, a.out.as_deref())?;
     print!("{}", colloc_report::claims::console(&o.claims));
+    if let Some(note) = &o.incomplete {
+        println!("note: incomplete campaign: {note}; the verdicts cover the runs made so far");
+    }
     println!("{}", o.timing);
     if a.check {
         if o.changes.is_empty() {
@@ -100,7 +105,12 @@ pub fn reproduce(root: &Path, campaign: Option<&str>, check: bool, out: Option<&
     }
 
     let t0 = Instant::now();
-    let results = colloc_analysis::analyse(&dir)?;
+    let mut results = colloc_analysis::analyse(&dir)?;
+    // What the campaign still lacks, from its plan (as `cargo xtask run` would make it).
+    if artifact.campaigns.iter().any(|c| c.name.value == name) {
+        let plan = colloc_plan::plan_project_campaign(&project, &name, None).map_err(|d| anyhow::anyhow!("{d}"))?;
+        results.compare_with_plan(&plan.workloads);
+    }
     let t_analyse = t0.elapsed();
 
     let claims = evaluate(&results, &artifact.claims)?;
@@ -130,7 +140,8 @@ pub fn reproduce(root: &Path, campaign: Option<&str>, check: bool, out: Option<&
         if check { "compare" } else { "write" },
         t_write.as_secs_f64()
     );
-    Ok(Outcome { campaign: name, claims, changes, outputs: outputs.len(), out_root, timing })
+    let incomplete = results.incomplete();
+    Ok(Outcome { campaign: name, claims, changes, outputs: outputs.len(), out_root, timing, incomplete })
 }
 
 #[cfg(test)]

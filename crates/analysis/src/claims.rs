@@ -8,7 +8,7 @@ use colloc_trace::meta::RunStatus;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-use crate::model::{Results, WorkloadResult};
+use crate::model::{PendingWorkload, Results, WorkloadResult};
 
 /// A query a claim check may name.
 pub struct QueryInfo {
@@ -440,24 +440,28 @@ fn mps_best_share(r: &Results, f: &Filter) -> QueryValue {
 }
 
 fn infeasible_mig_mixes(r: &Results, f: &Filter) -> QueryValue {
-    let ws: Vec<&WorkloadResult> = r
-        .workloads
-        .iter()
-        .filter(|w| {
-            w.mode == Mode::Mig && f.experiments.as_ref().is_none_or(|e| e.contains(&w.experiment)) && w.data == f.data
-        })
-        .collect();
-    if ws.is_empty() {
+    let wanted = |mode: Mode, experiment: u32, data: &str| {
+        mode == Mode::Mig && f.experiments.as_ref().is_none_or(|e| e.contains(&experiment)) && data == f.data
+    };
+    let ws: Vec<&WorkloadResult> = r.workloads.iter().filter(|w| wanted(w.mode, w.experiment, &w.data)).collect();
+    // Whether a layout can be made is the plan's answer: workloads not run yet count too.
+    let pending: Vec<&PendingWorkload> = r.pending.iter().filter(|w| wanted(w.mode, w.experiment, &w.data)).collect();
+    let total = ws.len() + pending.len();
+    if total == 0 {
         return QueryValue { value: None, detail: format!("no MIG workload planned in campaign {}", r.campaign) };
     }
-    let bad: Vec<&str> =
+    let mut bad: Vec<&str> =
         ws.iter().filter(|w| !w.feasible || w.status == RunStatus::Infeasible).map(|w| w.label.as_str()).collect();
+    let from_plan: Vec<&str> = pending.iter().filter(|w| !w.feasible).map(|w| w.label.as_str()).collect();
+    bad.extend(&from_plan);
+    let not_yet =
+        if from_plan.is_empty() { String::new() } else { format!(" ({} from the plan, not run yet)", from_plan.len()) };
     QueryValue {
         value: Some(bad.len() as f64),
         detail: if bad.is_empty() {
-            format!("all {} MIG layouts fit", ws.len())
+            format!("all {total} MIG layouts fit")
         } else {
-            format!("{} of {} MIG layouts cannot be made: {}", bad.len(), ws.len(), bad.join(", "))
+            format!("{} of {total} MIG layouts cannot be made{not_yet}: {}", bad.len(), bad.join(", "))
         },
     }
 }

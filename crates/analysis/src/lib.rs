@@ -139,6 +139,7 @@ pub fn analyse(campaign_dir: &Path) -> Result<Results> {
         baselines,
         comparisons,
         timelines,
+        pending: Vec::new(),
     })
 }
 

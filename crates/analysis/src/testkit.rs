@@ -133,6 +133,12 @@ pub fn write_campaign(root: &Path, opts: &FixtureOptions) -> Result<PathBuf> {
     Ok(dir)
 }
 
+/// The fixture campaign's plan: the workloads [`write_campaign`] makes runs of, with its
+/// repetitions.
+pub fn planned_workloads(opts: &FixtureOptions) -> Vec<PlannedWorkload> {
+    workloads(opts).into_iter().map(|w| PlannedWorkload { repetitions: opts.repetitions, ..w }).collect()
+}
+
 fn workloads(opts: &FixtureOptions) -> Vec<PlannedWorkload> {
     let mut out = Vec::new();
     let homogeneous: Vec<&'static Model> = if opts.full { vec![&S, &M, &L] } else { vec![&S, &L] };

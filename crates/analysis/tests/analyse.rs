@@ -163,3 +163,30 @@ fn a_campaign_of_150_runs_is_analysed_in_seconds() {
     assert!(r.runs.len() >= 140, "{}", r.runs.len());
     assert!(took.as_secs_f64() < 30.0, "{took:?}");
 }
+
+#[test]
+fn a_campaign_missing_planned_runs_says_which() {
+    let d = tempfile::tempdir().unwrap();
+    let opts = FixtureOptions { repetitions: 1, ..Default::default() };
+    let dir = fixture(d.path(), opts.clone());
+    let mut r = analyse(&dir).unwrap();
+    assert_eq!(r.incomplete(), None, "without a plan nothing is said");
+    let mut plan = colloc_analysis::testkit::planned_workloads(&opts);
+    let made = r.runs.len();
+    r.compare_with_plan(&plan);
+    assert_eq!((r.incomplete(), r.provenance.planned_runs, r.pending.len()), (None, Some(made), 0));
+    // A second repetition of the first workload, and a MIG workload that cannot be laid out.
+    plan[0].repetitions = 2;
+    let mut later = plan[0].clone();
+    later.id = "e99-later-mig@syn".to_string();
+    later.mode = Mode::Mig;
+    later.feasible = false;
+    later.reason = Some("needs 8 of 7 compute slices".to_string());
+    later.repetitions = 1;
+    plan.push(later);
+    r.compare_with_plan(&plan);
+    assert_eq!(r.provenance.missing_runs, vec![format!("{}.r2", plan[0].id), "e99-later-mig@syn.r1".to_string()]);
+    assert_eq!(r.incomplete().unwrap(), format!("{made} of {} planned runs made, 2 not yet", made + 2));
+    assert_eq!(r.pending.len(), 1, "only the workload without any run is pending");
+    assert!(!r.pending[0].feasible && r.pending[0].mode == Mode::Mig);
+}

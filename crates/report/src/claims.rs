@@ -85,6 +85,9 @@ pub fn markdown(results: &Results, claims: &[ClaimOutcome]) -> String {
             "> **{SIMULATED_NOTE}.** A claim that holds here holds only for the simulation's model.\n\n"
         ));
     }
+    if let Some(note) = results.incomplete() {
+        out.push_str(&format!("> **Incomplete campaign:** {note}. The verdicts cover the runs made so far.\n\n"));
+    }
     out.push_str(&format!(
         "Campaign `{}` on {}; traces verified against `SHA256SUMS` (sha256 `{}`). Regenerate with `cargo xtask reproduce`.\n\n",
         results.campaign,

@@ -110,6 +110,12 @@ pub fn report(
             escape(SIMULATED_NOTE)
         ));
     }
+    if let Some(note) = results.incomplete() {
+        out.push_str(&format!(
+            "<p class=\"simulated\">Incomplete campaign: {}. The verdicts cover the runs made so far.</p>\n",
+            escape(&note)
+        ));
+    }
     out.push_str("<nav><a href=\"#provenance\">Provenance</a> · <a href=\"#claims\">Claims</a> · <a href=\"#figures\">Figures</a> · <a href=\"#tables\">Tables</a></nav>\n");
 
     out.push_str("<h2 id=\"provenance\">Provenance</h2>\n<ul>\n");
@@ -117,7 +123,7 @@ pub fn report(
         ("GPU", p.gpu_names.join(", ")),
         ("Driver", p.driver_versions.join(", ")),
         ("CUDA (driver API)", p.cuda_driver_versions.join(", ")),
-        ("Runs", p.runs_by_status.iter().map(|(k, v)| format!("{v} {k}")).collect::<Vec<_>>().join(", ")),
+        ("Runs", runs_line(p)),
         (
             "Dates",
             format!(
@@ -159,6 +165,18 @@ pub fn report(
     }
     out.push_str(&format!("<script>{CHECK_SCRIPT}</script>\n</body>\n</html>\n"));
     out
+}
+
+/// `80 ok, 31 skipped` and, against the plan, `of 157 planned (43 not yet made)`.
+pub fn runs_line(p: &colloc_analysis::Provenance) -> String {
+    let made = p.runs_by_status.iter().map(|(k, v)| format!("{v} {k}")).collect::<Vec<_>>().join(", ");
+    match p.planned_runs {
+        Some(n) if !p.missing_runs.is_empty() => {
+            format!("{made}, of {n} planned ({} not yet made)", p.missing_runs.len())
+        }
+        Some(n) => format!("{made}: all {n} planned"),
+        None => made,
+    }
 }
 
 #[cfg(test)]

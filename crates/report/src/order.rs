@@ -35,6 +35,16 @@ pub fn is_mix(w: &WorkloadResult) -> bool {
     w.experiment == 37 && w.n_jobs() > 1
 }
 
+/// Models by size: small, medium, large, then any other class.
+pub fn class_rank(class: &str) -> usize {
+    match class {
+        "small" => 0,
+        "medium" => 1,
+        "large" => 2,
+        _ => 3,
+    }
+}
+
 /// Sort key of a workload: experiment, model, dataset, batch, data, jobs, mode, layout.
 pub fn workload_key(w: &WorkloadResult) -> (u32, usize, String, String, u32, String, usize, usize, u32, String) {
     let j = &w.jobs[0];

@@ -43,10 +43,13 @@ where
 {
     let ws = workloads(r);
     let capacity = r.gpu_memory_bytes();
-    // Models in a fixed order: (experiment, model, dataset, batch).
-    let mut models: Vec<(u32, String, String, u32)> = ws
+    // Models in a fixed order: (experiment, model size, model, dataset, batch).
+    let mut models: Vec<(u32, usize, String, String, u32)> = ws
         .iter()
-        .map(|w| (w.experiment, w.jobs[0].model.clone(), w.jobs[0].dataset.clone(), w.jobs[0].batch_size))
+        .map(|w| {
+            let j = &w.jobs[0];
+            (w.experiment, crate::order::class_rank(&j.model_class), j.model.clone(), j.dataset.clone(), j.batch_size)
+        })
         .collect();
     models.sort();
     models.dedup();
@@ -61,7 +64,7 @@ where
                 .filter(|w| {
                     w.mode == mode
                         && (w.experiment, &w.jobs[0].model, &w.jobs[0].dataset, w.jobs[0].batch_size)
-                            == (m.0, &m.1, &m.2, m.3)
+                            == (m.0, &m.2, &m.3, m.4)
                 })
                 .collect();
             let mut by_jobs: BTreeMap<usize, Vec<Stats>> = BTreeMap::new();
@@ -122,7 +125,7 @@ where
         .iter()
         .enumerate()
         .map(|(i, m)| {
-            (format!("{} b{}", m.1, m.3), PALETTE[i % PALETTE.len()], Key::Series(MARKERS[i % MARKERS.len()]))
+            (format!("{} b{}", m.2, m.4), PALETTE[i % PALETTE.len()], Key::Series(MARKERS[i % MARKERS.len()]))
         })
         .collect();
     entries.push(("GPU capacity".into(), INK, Key::Dashed));

@@ -39,14 +39,17 @@ impl Metric {
 
 pub const COLS: usize = 3;
 
-/// (experiment, model, dataset, batch) → the homogeneous workloads of the main data source.
-fn groups(r: &Results) -> BTreeMap<(u32, String, String, u32), Vec<&WorkloadResult>> {
-    let mut g: BTreeMap<(u32, String, String, u32), Vec<&WorkloadResult>> = BTreeMap::new();
+/// (experiment, model size, model, dataset, batch) → the homogeneous workloads of the main
+/// data source; panels go from the small model to the large one.
+fn groups(r: &Results) -> BTreeMap<(u32, usize, String, String, u32), Vec<&WorkloadResult>> {
+    let mut g: BTreeMap<(u32, usize, String, String, u32), Vec<&WorkloadResult>> = BTreeMap::new();
     for w in
         r.workloads.iter().filter(|w| !is_mix(w) && w.experiment != 37 && w.homogeneous() && w.data == r.primary_data)
     {
         let j = &w.jobs[0];
-        g.entry((w.experiment, j.model.clone(), j.dataset.clone(), j.batch_size)).or_default().push(w);
+        let key =
+            (w.experiment, crate::order::class_rank(&j.model_class), j.model.clone(), j.dataset.clone(), j.batch_size);
+        g.entry(key).or_default().push(w);
     }
     g
 }
@@ -73,7 +76,7 @@ where
     let mut panels = Vec::new();
     let mut modes_seen = Vec::new();
     let mut any_hollow = false;
-    for ((exp, model, dataset, batch), ws) in &groups {
+    for ((exp, _, model, dataset, batch), ws) in &groups {
         let mut series = Vec::new();
         for mode in MODES.iter().copied().filter(|m| *m != Mode::Exclusive) {
             // jobs → workloads with a value, best layout first

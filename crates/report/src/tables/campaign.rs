@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{status_notes, Cell, Column, Table};
 use crate::format::{gib, Quantity};
-use crate::order::{mode_name, mode_rank, workload_key, MODES};
+use crate::order::{mix_rank, mode_name, mode_rank, slices, workload_key, MODES};
 
 /// The GPU table whose NVML names match the traces' GPU.
 pub fn host_table<'a>(results: &Results, gpus: &'a [GpuTable]) -> Option<&'a GpuTable> {
@@ -130,19 +130,43 @@ fn status_cell(w: &WorkloadResult) -> String {
 }
 
 /// Rows: experiment × workload × data; columns: the modes the campaign has; cells: status.
+/// Workloads of the plan without runs yet read `not yet 0/N` (or `infeasible`, which the
+/// plan knows without running).
 pub fn experiment_matrix(results: &Results) -> Table {
-    let modes: Vec<Mode> = MODES.iter().copied().filter(|m| results.workloads.iter().any(|w| w.mode == *m)).collect();
+    let modes: Vec<Mode> = MODES
+        .iter()
+        .copied()
+        .filter(|m| results.workloads.iter().any(|w| w.mode == *m) || results.pending.iter().any(|w| w.mode == *m))
+        .collect();
     let mut ws: Vec<&WorkloadResult> = results.workloads.iter().collect();
     ws.sort_by_key(|w| workload_key(w));
-    // Row key: experiment, label, data, in the workloads' order.
+    // Row key: experiment, label, data, in the workloads' order; then rows only the plan has.
     let mut order: Vec<(u32, String, String)> = Vec::new();
-    let mut cells: BTreeMap<(u32, String, String), BTreeMap<usize, Vec<&WorkloadResult>>> = BTreeMap::new();
+    // Per row, per mode: (layout, text) of each workload.
+    type Row = BTreeMap<usize, Vec<(String, String)>>;
+    let mut cells: BTreeMap<(u32, String, String), Row> = BTreeMap::new();
     for w in ws {
         let key = (w.experiment, w.label.clone(), w.data.clone());
         if !order.contains(&key) {
             order.push(key.clone());
         }
-        cells.entry(key).or_default().entry(mode_rank(w.mode)).or_default().push(w);
+        cells.entry(key).or_default().entry(mode_rank(w.mode)).or_default().push((w.layout.clone(), status_cell(w)));
+    }
+    let mut pending: Vec<&colloc_analysis::PendingWorkload> = results.pending.iter().collect();
+    // As the measured rows: larger MIG slices first within a mode.
+    let widest = |layout: &str| 99 - layout.split(['+', '×']).map(slices).max().unwrap_or(0).min(99);
+    pending.sort_by_key(|w| {
+        (w.experiment, mix_rank(&w.label), w.label.clone(), w.data.clone(), mode_rank(w.mode), widest(&w.layout))
+    });
+    for w in pending {
+        let key = (w.experiment, w.label.clone(), w.data.clone());
+        if !order.contains(&key) {
+            // After the last row of the same experiment.
+            let at = order.iter().rposition(|k| k.0 <= key.0).map_or(0, |i| i + 1);
+            order.insert(at, key.clone());
+        }
+        let text = if w.feasible { format!("not yet 0/{}", w.repetitions) } else { "infeasible".to_string() };
+        cells.entry(key).or_default().entry(mode_rank(w.mode)).or_default().push((w.layout.clone(), text));
     }
     let mut rows = Vec::new();
     for key in &order {
@@ -151,10 +175,8 @@ pub fn experiment_matrix(results: &Results) -> Table {
         for m in &modes {
             let text = match by_mode.get(&mode_rank(*m)) {
                 None => "·".to_string(),
-                Some(list) if list.len() == 1 => status_cell(list[0]),
-                Some(list) => {
-                    list.iter().map(|w| format!("{}: {}", w.layout, status_cell(w))).collect::<Vec<_>>().join("; ")
-                }
+                Some(list) if list.len() == 1 => list[0].1.clone(),
+                Some(list) => list.iter().map(|(l, t)| format!("{l}: {t}")).collect::<Vec<_>>().join("; "),
             };
             row.push(Cell::text(text));
         }
@@ -164,6 +186,12 @@ pub fn experiment_matrix(results: &Results) -> Table {
     columns.extend(modes.iter().map(|m| Column::text(mode_name(*m))));
     let mut notes = vec!["ok n/N: n of the N runs measured; ·: not in this campaign.".to_string()];
     notes.extend(status_notes(&results.workloads));
+    if let Some(note) = results.incomplete() {
+        notes.push(format!(
+            "not yet 0/N: planned, none of its N runs made yet; in all, {note} (`data/{}/`).",
+            results.campaign
+        ));
+    }
     Table {
         id: "experiment_matrix",
         title: "Experiment matrix".to_string(),
@@ -210,7 +238,7 @@ pub fn hardware(results: &Results) -> Table {
         ),
         ("First run started".into(), p.first_started_at.clone().unwrap_or_default()),
         ("Last run ended".into(), p.last_ended_at.clone().unwrap_or_default()),
-        ("Runs".into(), p.runs_by_status.iter().map(|(k, v)| format!("{v} {k}")).collect::<Vec<_>>().join(", ")),
+        ("Runs".into(), crate::html::runs_line(p)),
         ("SHA256SUMS sha256".into(), p.manifest_sha256.clone()),
         ("Files in SHA256SUMS".into(), p.manifest_files.to_string()),
     ]);
