@@ -119,6 +119,18 @@ pub fn gib(bytes: f64) -> String {
     Quantity::GiB.with_unit(bytes)
 }
 
+/// `80 ok, 31 skipped` and, against the plan, `of 157 planned (43 not yet made)`.
+pub fn runs_line(p: &colloc_analysis::Provenance) -> String {
+    let made = p.runs_by_status.iter().map(|(k, v)| format!("{v} {k}")).collect::<Vec<_>>().join(", ");
+    match p.planned_runs {
+        Some(n) if !p.missing_runs.is_empty() => {
+            format!("{made}, of {n} planned ({} not yet made)", p.missing_runs.len())
+        }
+        Some(n) => format!("{made}: all {n} planned"),
+        None => made,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

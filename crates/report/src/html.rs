@@ -123,7 +123,7 @@ pub fn report(
         ("GPU", p.gpu_names.join(", ")),
         ("Driver", p.driver_versions.join(", ")),
         ("CUDA (driver API)", p.cuda_driver_versions.join(", ")),
-        ("Runs", runs_line(p)),
+        ("Runs", crate::format::runs_line(p)),
         (
             "Dates",
             format!(
@@ -165,18 +165,6 @@ pub fn report(
     }
     out.push_str(&format!("<script>{CHECK_SCRIPT}</script>\n</body>\n</html>\n"));
     out
-}
-
-/// `80 ok, 31 skipped` and, against the plan, `of 157 planned (43 not yet made)`.
-pub fn runs_line(p: &colloc_analysis::Provenance) -> String {
-    let made = p.runs_by_status.iter().map(|(k, v)| format!("{v} {k}")).collect::<Vec<_>>().join(", ");
-    match p.planned_runs {
-        Some(n) if !p.missing_runs.is_empty() => {
-            format!("{made}, of {n} planned ({} not yet made)", p.missing_runs.len())
-        }
-        Some(n) => format!("{made}: all {n} planned"),
-        None => made,
-    }
 }
 
 #[cfg(test)]

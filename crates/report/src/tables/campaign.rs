@@ -238,7 +238,7 @@ pub fn hardware(results: &Results) -> Table {
         ),
         ("First run started".into(), p.first_started_at.clone().unwrap_or_default()),
         ("Last run ended".into(), p.last_ended_at.clone().unwrap_or_default()),
-        ("Runs".into(), crate::html::runs_line(p)),
+        ("Runs".into(), crate::format::runs_line(p)),
         ("SHA256SUMS sha256".into(), p.manifest_sha256.clone()),
         ("Files in SHA256SUMS".into(), p.manifest_files.to_string()),
     ]);

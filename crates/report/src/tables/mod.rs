@@ -111,9 +111,7 @@ pub fn status_notes<'a>(ws: impl IntoIterator<Item = &'a WorkloadResult>) -> Vec
         if w.status.as_str() == "ok" {
             continue;
         }
-        let mut reasons: Vec<String> = w.reasons.iter().chain(w.plan_reason.iter()).map(|r| brief_reason(r)).collect();
-        reasons.dedup();
-        for r in reasons {
+        for r in w.reasons.iter().chain(w.plan_reason.iter()).map(|r| brief_reason(r)) {
             let who = format!("{} {}", w.label, results::mode_label(w));
             let list = groups.entry((w.status_word(), r)).or_default();
             if !list.contains(&who) {
