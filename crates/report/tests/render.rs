@@ -209,10 +209,29 @@ fn an_out_of_memory_workload_reads_oom_with_its_reason_once_in_the_notes() {
     if ooms.iter().any(|w| w.homogeneous() && w.experiment != 37) {
         assert!(homogeneous.contains("| OOM |"), "{homogeneous}");
     }
+    // The figures over job counts mark it too, with a legend entry.
+    if ooms.iter().any(|w| w.homogeneous() && w.experiment != 37 && w.data == r.primary_data) {
+        let svg = md("aggregate_ratio_vs_jobs.svg");
+        assert!(svg.contains("out of memory"), "the aggregate figure does not mark the out-of-memory workloads");
+    }
     // Each distinct reason once: no note line repeats.
     let mut lines: Vec<&str> = matrix.lines().filter(|l| l.starts_with("- ")).collect();
     let n = lines.len();
     lines.sort();
     lines.dedup();
     assert_eq!(lines.len(), n);
+}
+
+#[test]
+fn the_data_loading_figure_names_each_configuration_on_its_own_row() {
+    let (_d, r, c) = fixture(FixtureOptions::default());
+    let outs = render(&r, &c, &gpus());
+    let svg =
+        String::from_utf8(outs.iter().find(|o| o.path == "figures/data_loading.svg").unwrap().bytes.clone()).unwrap();
+    // The fixture measures resnet26 alone and 7 × resnet26 naive and MPS on both data sources.
+    for row in ["1 job · alone", "7 jobs · naive", "7 jobs · MPS"] {
+        let texts: Vec<&str> = svg.lines().filter(|l| !l.starts_with('<')).collect();
+        assert_eq!(texts.iter().filter(|t| **t == row).count(), 1, "{row} in {texts:?}");
+    }
+    assert!(svg.contains("synthetic data") && svg.contains("generated data"));
 }

@@ -1,4 +1,5 @@
-//! A panel of grouped bars (median, min–max), with marks for cells without a value.
+//! Panels of grouped bars (median, min–max), with marks for cells without a value: upright
+//! groups along the x axis, or one row per group when the groups' labels are long.
 
 use anyhow::Result;
 use colloc_analysis::Stats;
@@ -23,17 +24,16 @@ pub enum BarValue {
 }
 
 pub struct Group {
-    /// May hold `\n` for a second line.
+    /// May hold `\n` for a second line (rows join the lines with " · ").
     pub label: String,
     /// One per series.
     pub bars: Vec<BarValue>,
-    /// Optional text above each bar.
-    pub notes: Vec<Option<String>>,
 }
 
 pub struct BarPanel {
     pub title: String,
-    pub y_desc: String,
+    /// The value axis' description, with its unit.
+    pub value_desc: String,
     pub colors: Vec<RGBColor>,
     pub groups: Vec<Group>,
     pub ref_line: Option<f64>,
@@ -49,15 +49,7 @@ where
 {
     let n = p.groups.len().max(1);
     let k = p.colors.len().max(1);
-    let mut hi: f64 = p.ref_line.unwrap_or(0.0);
-    for g in &p.groups {
-        for b in &g.bars {
-            if let BarValue::Value(s) = b {
-                hi = hi.max(s.max);
-            }
-        }
-    }
-    let hi = if hi > 0.0 { hi * 1.15 } else { 1.0 };
+    let hi = value_top(p);
     let x0 = -0.5;
     let x1 = n as f64 - 0.5;
     let lines = p.groups.iter().map(|g| g.label.lines().count()).max().unwrap_or(1) as u32;
@@ -75,7 +67,7 @@ where
         .disable_x_mesh()
         .x_labels(n + 1)
         .x_label_formatter(&blank)
-        .y_desc(p.y_desc.as_str())
+        .y_desc(p.value_desc.as_str())
         .y_labels(6)
         .y_label_formatter(&y_fmt)
         .label_style(font(16.0).color(&INK))
@@ -109,15 +101,6 @@ where
                     if s.max > s.min {
                         chart.draw_series(whisker(mid, width * 0.15, s.min, s.max, INK.stroke_width(1))).map_err(de)?;
                     }
-                    if let Some(Some(note)) = g.notes.get(si) {
-                        let (px, py) = chart.backend_coord(&(mid, s.max));
-                        root.draw_text(
-                            note,
-                            &font(13.0).color(&INK).pos(Pos::new(HPos::Center, VPos::Bottom)),
-                            (px, py - 4),
-                        )
-                        .map_err(de)?;
-                    }
                 }
                 BarValue::Infeasible => {
                     let c = chart.backend_coord(&(mid, 0.0));
@@ -147,6 +130,120 @@ where
                 (px, py + 8 + 20 * li as i32),
             )
             .map_err(de)?;
+        }
+    }
+    Ok(())
+}
+
+/// The top of the value axis: the largest maximum (or the reference line) and some room.
+fn value_top(p: &BarPanel) -> f64 {
+    let mut hi: f64 = p.ref_line.unwrap_or(0.0);
+    for g in &p.groups {
+        for b in &g.bars {
+            if let BarValue::Value(s) = b {
+                hi = hi.max(s.max);
+            }
+        }
+    }
+    if hi > 0.0 {
+        hi * 1.15
+    } else {
+        1.0
+    }
+}
+
+/// The panel with one row per group, first group on top and its label at the left in
+/// `label_width` pixels (0 when a panel beside it already names the rows; panels drawn side
+/// by side with the same title size keep their rows level).
+pub fn draw_row_panel<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    area: &DrawingArea<DB, Shift>,
+    p: &BarPanel,
+    label_width: u32,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let n = p.groups.len().max(1);
+    let k = p.colors.len().max(1);
+    let hi = value_top(p);
+    let (y0, y1) = (-0.5, n as f64 - 0.5);
+    let mut chart = ChartBuilder::on(area)
+        .caption(&p.title, font(20.0).color(&INK))
+        .margin(12)
+        .x_label_area_size(56)
+        .y_label_area_size(label_width + 8)
+        .build_cartesian_2d(0.0..hi, y0..y1)
+        .map_err(de)?;
+    let blank = |_: &f64| String::new();
+    let x_fmt = |x: &f64| format_tick(*x);
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(n + 1)
+        .y_label_formatter(&blank)
+        .x_desc(p.value_desc.as_str())
+        .x_labels(6)
+        .x_label_formatter(&x_fmt)
+        .label_style(font(16.0).color(&INK))
+        .axis_desc_style(font(18.0).color(&INK))
+        .light_line_style(WHITE)
+        .bold_line_style(LIGHT)
+        .draw()
+        .map_err(de)?;
+    if let Some(x) = p.ref_line {
+        let step = (y1 - y0) / 60.0;
+        let dashes = (0..60).step_by(2).map(|i| {
+            let a = y0 + i as f64 * step;
+            PathElement::new(vec![(x, a), (x, (a + step).min(y1))], INK.stroke_width(1))
+        });
+        chart.draw_series(dashes).map_err(de)?;
+    }
+    let height = 0.8 / k as f64;
+    for (gi, g) in p.groups.iter().enumerate() {
+        let row = (n - 1 - gi) as f64;
+        for (si, b) in g.bars.iter().enumerate() {
+            let top = row + 0.4 - si as f64 * height;
+            let mid = top - height / 2.0;
+            let color = p.colors.get(si).copied().unwrap_or(GREY);
+            let at_zero = chart.backend_coord(&(0.0, mid));
+            match b {
+                BarValue::Value(s) => {
+                    chart
+                        .draw_series(std::iter::once(Rectangle::new(
+                            [(0.0, top - height * 0.92), (s.median, top - height * 0.08)],
+                            color.filled(),
+                        )))
+                        .map_err(de)?;
+                    if s.max > s.min {
+                        let cap = height * 0.15;
+                        let style = INK.stroke_width(1);
+                        let lines = [
+                            vec![(s.min, mid), (s.max, mid)],
+                            vec![(s.min, mid - cap), (s.min, mid + cap)],
+                            vec![(s.max, mid - cap), (s.max, mid + cap)],
+                        ];
+                        chart.draw_series(lines.into_iter().map(|l| PathElement::new(l, style))).map_err(de)?;
+                    }
+                }
+                BarValue::Infeasible => draw_marker(root, Marker::Cross, (at_zero.0 + 12, at_zero.1), 7, ALERT, true)?,
+                BarValue::NotRun => draw_marker(root, Marker::Circle, (at_zero.0 + 12, at_zero.1), 6, GREY, false)?,
+                BarValue::NoReference => {
+                    root.draw_text(
+                        "?",
+                        &font(18.0).color(&GREY).pos(Pos::new(HPos::Left, VPos::Center)),
+                        (at_zero.0 + 4, at_zero.1),
+                    )
+                    .map_err(de)?;
+                }
+                BarValue::Absent => {}
+            }
+        }
+        if label_width > 0 {
+            let (px, py) = chart.backend_coord(&(0.0, row));
+            let label = g.label.lines().collect::<Vec<_>>().join(" · ");
+            root.draw_text(&label, &font(16.0).color(&INK).pos(Pos::new(HPos::Right, VPos::Center)), (px - 10, py))
+                .map_err(de)?;
         }
     }
     Ok(())

@@ -57,14 +57,14 @@ where
                     },
                 })
                 .collect();
-            Group { label: label.clone(), bars, notes: vec![] }
+            Group { label: label.clone(), bars }
         })
         .collect();
     let (area, strip) = with_legend(body);
     let jobs = "S = resnet26 b128, M = resnet50 b128, L = resnet152 b32";
     let panel = BarPanel {
         title: if use_ratio { jobs.to_string() } else { format!("{jobs}; no runs of M and L alone: raw throughput") },
-        y_desc: if use_ratio { "Σ job throughput / alone (×)" } else { "Aggregate throughput (img/s)" }.into(),
+        value_desc: if use_ratio { "Σ job throughput / alone (×)" } else { "Aggregate throughput (img/s)" }.into(),
         colors: modes.iter().map(|m| mode_color(*m)).collect(),
         groups,
         ref_line: use_ratio.then_some(1.0),

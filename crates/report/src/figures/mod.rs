@@ -82,7 +82,7 @@ impl Figure {
             Figure::Utilisation => "SM activity and occupancy, tensor activity and DRAM bandwidth during one repetition of seven resnet26 jobs, per mode, from the start of the window in which all jobs trained.",
             Figure::Memory => "Peak device memory used in the window per workload; the dashed line is the GPU's memory, crosses mark workloads that ran out of memory.",
             Figure::Energy => "GPU energy over the window divided by the images trained in it, per mode, one panel per model.",
-            Figure::DataLoading => "The same workloads with synthetic data and with generated image files: aggregate throughput and the share of time jobs waited for data.",
+            Figure::DataLoading => "The same workloads with synthetic data and with generated image files, one row per job count and mode: aggregate throughput (median over repetitions, bars min–max) and the share of its time a job waited for data (median over the jobs, bars min–max).",
         }
     }
 
@@ -91,7 +91,8 @@ impl Figure {
             Figure::AggregateRatio | Figure::EpochTime | Figure::Energy => vs_jobs::panel_rows(r),
             Figure::Utilisation => timeline::panel_rows(r),
             Figure::Memory => memory::panel_rows(r),
-            Figure::Mixes | Figure::DataLoading => 1,
+            Figure::Mixes => 1,
+            Figure::DataLoading => return HEADER + LEGEND + data_loading::height(r),
         };
         HEADER + LEGEND + 380 * rows.max(1) as u32
     }

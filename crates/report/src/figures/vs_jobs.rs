@@ -8,8 +8,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::collections::BTreeMap;
 
-use super::lines::{draw_panels, Axes, HLine, Panel, Point, Series};
-use super::style::{mode_color, mode_marker, INK};
+use super::lines::{draw_panels, Axes, HLine, Mark, Panel, Point, Series};
+use super::style::{mode_color, mode_marker, Marker, ALERT, GREY, INK};
 use super::{legend, with_legend, Key};
 use crate::order::{is_mix, mode_name, slices, MODES};
 
@@ -75,7 +75,9 @@ where
     let groups = groups(r);
     let mut panels = Vec::new();
     let mut modes_seen = Vec::new();
-    let mut any_hollow = false;
+    // Modes with a further layout at some job count, drawn hollow.
+    let mut hollow_modes: Vec<Mode> = Vec::new();
+    let mut any_oom = false;
     for ((exp, _, model, dataset, batch), ws) in &groups {
         let mut series = Vec::new();
         for mode in MODES.iter().copied().filter(|m| *m != Mode::Exclusive) {
@@ -93,7 +95,9 @@ where
             for (n, mut list) in at {
                 list.sort_by(|a, b| total_slices(b.0).cmp(&total_slices(a.0)).then(a.0.id.cmp(&b.0.id)));
                 for (i, (_, v)) in list.into_iter().enumerate() {
-                    any_hollow |= i > 0;
+                    if i > 0 && !hollow_modes.contains(&mode) {
+                        hollow_modes.push(mode);
+                    }
                     points.push(Point { x: n as f64, y: v, hollow: i > 0 });
                 }
             }
@@ -113,19 +117,21 @@ where
             _ => metric.value(w).map(|s| s.median),
         });
         let hlines = match (metric, alone) {
-            (Metric::Ratio, _) => vec![HLine { y: 1.0, color: INK, label: Some("alone = 1".into()) }],
-            (_, Some(y)) => vec![HLine { y, color: INK, label: Some("alone".into()) }],
+            (Metric::Ratio, _) => vec![HLine { y: 1.0, color: INK, label: None }],
+            (_, Some(y)) => vec![HLine { y, color: INK, label: None }],
             _ => vec![],
         };
         if series.is_empty() {
             continue;
         }
-        panels.push(Panel {
-            title: format!("{model} · {dataset} · b{batch} (exp. {exp})"),
-            series,
-            hlines,
-            marks: vec![],
-        });
+        // Job counts at which some mode ran out of memory: a cross on the x axis.
+        let mut oom: Vec<usize> = ws.iter().filter(|w| w.out_of_memory()).map(|w| w.n_jobs()).collect();
+        oom.sort_unstable();
+        oom.dedup();
+        any_oom |= !oom.is_empty();
+        let marks =
+            oom.into_iter().map(|n| Mark { x: n as f64, y: 0.0, color: ALERT, marker: Marker::Cross }).collect();
+        panels.push(Panel { title: format!("{model} · {dataset} · b{batch} (exp. {exp})"), series, hlines, marks });
     }
     if panels.is_empty() {
         return Ok(Some(format!(
@@ -153,12 +159,14 @@ where
     let mut entries: Vec<(String, RGBColor, Key)> =
         modes_seen.iter().map(|m| (mode_name(*m).to_string(), mode_color(*m), Key::Series(mode_marker(*m)))).collect();
     entries.push(("alone on the whole GPU".into(), INK, Key::Dashed));
-    if any_hollow {
-        entries.push((
-            "other MIG layout, same jobs".into(),
-            mode_color(Mode::Mig),
-            Key::Mark(mode_marker(Mode::Mig), false),
-        ));
+    if any_oom {
+        entries.push(("out of memory".into(), ALERT, Key::Mark(Marker::Cross, true)));
+    }
+    // The key looks like the hollow markers drawn: the mode's own when one mode has them.
+    match hollow_modes.as_slice() {
+        [] => {}
+        [m] => entries.push(("other MIG layout, same jobs".into(), mode_color(*m), Key::Mark(mode_marker(*m), false))),
+        _ => entries.push(("hollow: other MIG layout, same jobs".into(), GREY, Key::Mark(Marker::Circle, false))),
     }
     legend(&strip, &entries)?;
     Ok(None)

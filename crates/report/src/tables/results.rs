@@ -239,7 +239,7 @@ pub fn utilisation(results: &Results) -> Table {
         notes: vec![
             "SM activity, occupancy, tensor activity and DRAM bandwidth from NVML GPM (whole GPU; for MIG, the mean over instances when the whole-GPU value is not available); GPU utilisation is NVML's coarser busy time.".to_string(),
             "Energy per image: the energy counter's increase over the window over the images all jobs trained in it.".to_string(),
-            "Host CPU: the jobs' process trees summed, in cores; data wait: share of training time spent waiting for the next batch (mean over jobs).".to_string(),
+            "Host CPU: the jobs' process trees summed, in cores; data wait: share of training time spent waiting for the next batch (median over the jobs).".to_string(),
         ],
         simulated: results.simulated,
     }
