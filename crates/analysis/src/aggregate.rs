@@ -349,9 +349,14 @@ pub(crate) fn comparisons(workloads: &[WorkloadResult]) -> Vec<ModeComparison> {
     let mut out = Vec::new();
     for (config, ws) in by_config {
         let first = ws[0];
+        // Jobs of different models weigh alike when each is counted against its model alone
+        // (raw images per second would favour a mode that starves the slower model); raw
+        // throughput only where some measured workload lacks that reference.
+        let normalised = ws.iter().filter(|w| w.aggregate_throughput.is_some()).all(|w| w.aggregate_ratio.is_some());
         let mut best: BTreeMap<String, f64> = BTreeMap::new();
         for w in &ws {
-            if let Some(s) = w.aggregate_throughput {
+            let value = if normalised { w.aggregate_ratio } else { w.aggregate_throughput };
+            if let Some(s) = value {
                 let e = best.entry(w.mode.to_string()).or_insert(s.median);
                 *e = e.max(s.median);
             }
@@ -386,7 +391,8 @@ pub(crate) fn comparisons(workloads: &[WorkloadResult]) -> Vec<ModeComparison> {
             mps_over_mig: ratio(get(Mode::Mps), mig),
             mig_stand_in: stand_in.filter(|_| get(Mode::Mps).is_some()),
             best_mode,
-            aggregate_throughput: best,
+            normalised,
+            per_mode: best,
             mig_infeasible: ws
                 .iter()
                 .any(|w| w.mode == Mode::Mig && (!w.feasible || w.status == RunStatus::Infeasible)),

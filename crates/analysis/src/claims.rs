@@ -34,17 +34,17 @@ pub const QUERIES: &[QueryInfo] = &[
     QueryInfo {
         name: "mps_over_naive_max",
         args: &["experiment", "min_jobs", "data"],
-        describe: "highest ratio of MPS's aggregate throughput to naive's for the same jobs",
+        describe: "highest ratio of MPS's aggregate throughput to naive's for the same jobs (each job's throughput over its model alone, summed)",
     },
     QueryInfo {
         name: "mps_over_mig_max",
         args: &["experiment", "min_jobs", "data", "stand_in"],
-        describe: "highest ratio of MPS's aggregate throughput to MIG's (or mps-limited's, with stand_in) for the same jobs",
+        describe: "highest ratio of MPS's aggregate throughput to MIG's (or mps-limited's, with stand_in) for the same jobs (each job's throughput over its model alone, summed)",
     },
     QueryInfo {
         name: "mps_best_share",
         args: &["experiment", "min_jobs", "data"],
-        describe: "share of the collocated configurations with two or more modes measured in which MPS has the highest aggregate throughput",
+        describe: "share of the collocated configurations with two or more modes measured in which MPS has the highest aggregate throughput (each job's throughput over its model alone, summed)",
     },
     QueryInfo {
         name: "infeasible_mig_mixes",
@@ -397,10 +397,12 @@ fn mode_ratio_max(r: &Results, f: &Filter, against_mig: bool) -> QueryValue {
         .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.config.cmp(&a.1.config)));
     match best {
         Some((v, c)) => {
-            let note = match (against_mig, c.mig_stand_in) {
+            let stood = match (against_mig, c.mig_stand_in) {
                 (true, Some(Mode::MpsLimited)) => " (against mps-limited standing in for MIG)",
                 _ => "",
             };
+            let basis = if c.normalised { "" } else { " (in images per second: a model alone was not measured)" };
+            let note = format!("{stood}{basis}");
             QueryValue { value: Some(v), detail: format!("{} (experiment {}){note}", c.label, c.experiment) }
         }
         None => {
@@ -422,9 +424,7 @@ fn mode_ratio_max(r: &Results, f: &Filter, against_mig: bool) -> QueryValue {
 fn mps_best_share(r: &Results, f: &Filter) -> QueryValue {
     let cs: Vec<_> = comparisons(r, f, 2)
         .into_iter()
-        .filter(|c| {
-            c.aggregate_throughput.keys().filter(|m| m.as_str() != "exclusive").count() >= 2 && c.best_mode.is_some()
-        })
+        .filter(|c| c.per_mode.keys().filter(|m| m.as_str() != "exclusive").count() >= 2 && c.best_mode.is_some())
         .collect();
     if cs.is_empty() {
         return QueryValue {

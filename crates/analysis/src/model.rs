@@ -385,8 +385,13 @@ pub struct ModeComparison {
     pub label: String,
     pub data: String,
     pub n_jobs: usize,
-    /// Median aggregate throughput per mode; the best layout when a mode has several.
-    pub aggregate_throughput: BTreeMap<String, f64>,
+    /// The compared value per mode, its median over repetitions (the best layout when a mode
+    /// has several): the aggregate throughput ratio (each job over its model alone, summed)
+    /// when `normalised`, else the aggregate throughput in images per second.
+    pub per_mode: BTreeMap<String, f64>,
+    /// Whether every measured workload of the configuration has an aggregate ratio, so that
+    /// the modes are compared on it.
+    pub normalised: bool,
     pub mps_over_naive: Option<f64>,
     /// MPS over MIG, or over `mps-limited` where no MIG run is ok (see `mig_stand_in`).
     pub mps_over_mig: Option<f64>,

@@ -72,6 +72,16 @@ fn analyses_a_fixture_campaign() {
     assert_eq!(c.mig_stand_in, Some(Mode::MpsLimited));
     assert_eq!(c.best_mode, Some(Mode::Mps));
 
+    // A mix of models is compared on each job over its model alone, not on raw images per
+    // second (which a mode starving the slower model would win).
+    let (mix_naive, mix_mps) = (workload(&r, "e37-M+S-naive"), workload(&r, "e37-M+S-mps"));
+    let c = r.comparisons.iter().find(|c| c.config == mix_mps.config).unwrap();
+    assert!(c.normalised);
+    let on_ratio = mix_mps.aggregate_ratio.unwrap().median / mix_naive.aggregate_ratio.unwrap().median;
+    let on_raw = mix_mps.aggregate_throughput.unwrap().median / mix_naive.aggregate_throughput.unwrap().median;
+    assert!((c.mps_over_naive.unwrap() - on_ratio).abs() < 1e-9, "{c:?}");
+    assert!((on_ratio - on_raw).abs() > 1e-6, "the fixture should tell the two bases apart");
+
     // Timelines of the headline workloads.
     assert!(r.timelines.iter().any(|t| t.mode == Mode::Mps && t.label == "7 × resnet26" && t.data == "synthetic"));
     assert!(r.timelines.iter().all(|t| !t.points.is_empty()));
