@@ -54,8 +54,9 @@ def run_one(args, model, data, out):
         p.stdin.close()
         code = p.wait()
     ev = read_events(events)
-    check = subprocess.run([sys.executable, os.path.join(HERE, "validate_events.py"), events],
-                           capture_output=True, text=True)
+    # Validated from the output folder, so the record names the log without the host's path.
+    check = subprocess.run([sys.executable, os.path.join(HERE, "validate_events.py"), os.path.basename(events)],
+                           capture_output=True, text=True, cwd=out)
     ready = next((e for e in ev if e["event"] == "ready"), {})
     samples = [e for e in ev if e["event"] == "sample"]
     images = sum(e["images"] for e in samples)

@@ -90,6 +90,60 @@ pub fn matters(key: &str) -> bool {
     PREFIXES.iter().any(|p| key.starts_with(p)) || key == "LD_LIBRARY_PATH"
 }
 
+/// The host's own directories as they are written in a trace: the runner's working directory
+/// as `.` and the home directory as `~`, so that recorded commands and environment values
+/// name no machine's absolute paths (system paths such as `/usr/local/cuda` stay).
+#[derive(Debug, Clone, Default)]
+pub struct HostDirs {
+    cwd: Option<String>,
+    home: Option<String>,
+}
+
+impl HostDirs {
+    pub fn of_this_host() -> HostDirs {
+        let cwd = std::env::current_dir().ok().map(|d| d.canonicalize().unwrap_or(d));
+        HostDirs::new(cwd.as_deref(), std::env::var_os("HOME").map(std::path::PathBuf::from).as_deref())
+    }
+
+    pub fn new(cwd: Option<&Path>, home: Option<&Path>) -> HostDirs {
+        // The root directory would match every path.
+        let keep = |p: &Path| Some(p.to_string_lossy().trim_end_matches('/').to_string()).filter(|s| !s.is_empty());
+        HostDirs { cwd: cwd.and_then(keep), home: home.and_then(keep) }
+    }
+
+    /// `text` with each whole-directory occurrence of the working directory, then of the
+    /// home directory, replaced.
+    pub fn portable(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for (dir, name) in [(&self.cwd, "."), (&self.home, "~")] {
+            if let Some(d) = dir {
+                out = replace_dir(&out, d, name);
+            }
+        }
+        out
+    }
+}
+
+/// Replaces `dir` where it stands as a whole path: at the start of the text or after `:`, `=`
+/// or a space, and followed by `/`, `:` or the end.
+fn replace_dir(text: &str, dir: &str, name: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    let mut prev: Option<char> = None;
+    while let Some(at) = rest.find(dir) {
+        let before = rest[..at].chars().last().or(prev);
+        let after = rest[at + dir.len()..].chars().next();
+        let starts = before.is_none_or(|c| matches!(c, ':' | '=' | ' '));
+        let ends = after.is_none_or(|c| matches!(c, '/' | ':'));
+        out.push_str(&rest[..at]);
+        out.push_str(if starts && ends { name } else { dir });
+        prev = dir.chars().last();
+        rest = &rest[at + dir.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// RFC 3339 UTC with milliseconds for Unix seconds.
 pub fn rfc3339(unix_seconds: f64) -> String {
     let ms_total = (unix_seconds * 1000.0).round() as i64;
@@ -122,6 +176,24 @@ mod tests {
         assert_eq!(rfc3339(0.0), "1970-01-01T00:00:00.000Z");
         assert_eq!(rfc3339(951_782_400.5), "2000-02-29T00:00:00.500Z");
         assert_eq!(rfc3339(1_764_524_096.0), "2025-11-30T17:34:56.000Z");
+    }
+
+    #[test]
+    fn the_hosts_own_directories_are_written_as_dot_and_tilde() {
+        let h = HostDirs::new(Some(Path::new("/home/ann/repo")), Some(Path::new("/home/ann")));
+        assert_eq!(h.portable("/home/ann/repo/target/debug/xtask"), "./target/debug/xtask");
+        assert_eq!(h.portable("/home/ann/repo"), ".");
+        assert_eq!(
+            h.portable("/home/ann/repo/t/out:/home/ann/.rustup/lib:/usr/local/cuda/lib64"),
+            "./t/out:~/.rustup/lib:/usr/local/cuda/lib64"
+        );
+        assert_eq!(h.portable("--job-file=/home/ann/repo/j.json"), "--job-file=./j.json");
+        // Only whole directories: a sibling or a longer name stays.
+        assert_eq!(h.portable("/home/ann/repo-2/x"), "~/repo-2/x");
+        assert_eq!(h.portable("/home/annex/x"), "/home/annex/x");
+        assert_eq!(h.portable("/srv/home/ann/x"), "/srv/home/ann/x");
+        // The root directory is never replaced.
+        assert_eq!(HostDirs::new(Some(Path::new("/")), None).portable("/usr/bin"), "/usr/bin");
     }
 
     #[test]

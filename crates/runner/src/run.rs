@@ -393,6 +393,7 @@ pub fn execute(env: &Env, req: &Request) -> Result<Outcome> {
 
     // The trace.
     let inherited: Vec<(String, String)> = std::env::vars().filter(|(k, _)| provenance::matters(k)).collect();
+    let dirs = provenance::HostDirs::of_this_host();
     let mut meta = env.meta(req, status, reason.clone(), started);
     meta.mps = applied.mps.clone();
     meta.mig = applied.mig.clone().map(|mut m| {
@@ -417,9 +418,10 @@ pub fn execute(env: &Env, req: &Request) -> Result<Outcome> {
                     envm.insert(k.clone(), v.clone());
                 }
             }
+            let envm = envm.into_iter().map(|(k, v)| (k, dirs.portable(&v))).collect();
             JobRecord {
                 index: i as u32,
-                command: j.argv.clone(),
+                command: j.argv.iter().map(|a| dirs.portable(a)).collect(),
                 env: envm,
                 pid: j.pid,
                 exit_code: j.status.and_then(|s| s.code()),
