@@ -6,7 +6,7 @@ use colloc_spec::claims::{ArgValue, ClaimCheck, ClaimSpec, PaperNumber};
 use colloc_spec::Mode;
 use colloc_trace::meta::RunStatus;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::{PendingWorkload, Results, WorkloadResult};
 
@@ -313,28 +313,37 @@ fn texts(k: &str, v: &ArgValue) -> Result<Vec<String>> {
     v.as_list().ok_or_else(|| anyhow::anyhow!("`{k}` must be a text or a list of texts"))
 }
 
-/// Why nothing matched: skipped or failed runs among the candidates, else no such workload.
+/// Why nothing matched: the candidates that did not run, counted by mode and status with
+/// their distinct reasons, else no such workload.
 fn why_none(r: &Results, candidates: &[&WorkloadResult], what: &str) -> String {
-    let mut reasons: Vec<String> = candidates
-        .iter()
-        .filter(|w| w.status != RunStatus::Ok)
-        .map(|w| {
-            let why = w.reasons.first().cloned().or_else(|| w.plan_reason.clone()).unwrap_or_default();
-            format!(
-                "{} runs {}{}",
-                w.mode,
-                w.status.as_str(),
-                if why.is_empty() { String::new() } else { format!(": {why}") }
-            )
+    let mut groups: BTreeMap<(String, &str), (usize, BTreeSet<String>)> = BTreeMap::new();
+    for w in candidates.iter().filter(|w| w.status != RunStatus::Ok) {
+        let g = groups.entry((w.mode.to_string(), w.status.as_str())).or_default();
+        g.0 += 1;
+        // Infeasible layouts differ only in how many slices they would need.
+        let why = if w.status == RunStatus::Infeasible {
+            Some("the MIG layout cannot be made on the GPU".to_string())
+        } else {
+            w.reasons.first().or(w.plan_reason.as_ref()).map(|s| crate::model::brief_reason(s))
+        };
+        g.1.extend(why.filter(|s| !s.is_empty()));
+    }
+    if groups.is_empty() {
+        return format!("no {what} in campaign {}", r.campaign);
+    }
+    let parts: Vec<String> = groups
+        .into_iter()
+        .map(|((mode, status), (n, why))| {
+            let noun = if n == 1 { "workload" } else { "workloads" };
+            let why = if why.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", why.into_iter().collect::<Vec<_>>().join("; "))
+            };
+            format!("{n} {mode} {noun} {status}{why}")
         })
         .collect();
-    reasons.sort();
-    reasons.dedup();
-    if reasons.is_empty() {
-        format!("no {what} in campaign {}", r.campaign)
-    } else {
-        format!("no {what} measured ({})", reasons.join("; "))
-    }
+    format!("no {what} measured ({})", parts.join("; "))
 }
 
 fn stood_in_note(stood: bool) -> &'static str {
