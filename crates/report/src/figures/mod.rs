@@ -76,12 +76,12 @@ impl Figure {
     /// What the figure shows, for the report.
     pub fn caption(self) -> &'static str {
         match self {
-            Figure::AggregateRatio => "Sum of the collocated jobs' throughput over the same model alone on the whole GPU, per mode, one panel per model; markers are medians over repetitions, bars min–max; hollow markers are further MIG layouts with the same number of jobs.",
-            Figure::EpochTime => "Median epoch time of one job (the dataset's training images over its throughput) as more jobs share the GPU; the dashed line is the model alone.",
+            Figure::AggregateRatio => "Sum of the collocated jobs' throughput over the same model alone on the whole GPU, per mode, one panel per model; markers are medians over repetitions, bars min–max; hollow markers are further MIG layouts with the same number of jobs; a cross on the axis marks a job count at which some mode ran out of memory.",
+            Figure::EpochTime => "Median epoch time of one job (the dataset's training images over its throughput) as more jobs share the GPU; the dashed line is the model alone, a cross on the axis a job count at which some mode ran out of memory.",
             Figure::Mixes => "Experiment 37's mixes of small, medium and large jobs: sum over jobs of throughput over the same model alone; × marks MIG layouts that cannot be made on the GPU, ○ runs skipped or failed.",
             Figure::Utilisation => "SM activity and occupancy, tensor activity and DRAM bandwidth during one repetition of seven resnet26 jobs, per mode, from the start of the window in which all jobs trained.",
             Figure::Memory => "Peak device memory used in the window per workload; the dashed line is the GPU's memory, crosses mark workloads that ran out of memory.",
-            Figure::Energy => "GPU energy over the window divided by the images trained in it, per mode, one panel per model.",
+            Figure::Energy => "GPU energy over the window divided by the images trained in it, per mode, one panel per model; a cross on the axis marks a job count at which some mode ran out of memory.",
             Figure::DataLoading => "The same workloads with synthetic data and with generated image files, one row per job count and mode: aggregate throughput (median over repetitions, bars min–max) and the share of its time a job waited for data (median over the jobs, bars min–max).",
         }
     }
