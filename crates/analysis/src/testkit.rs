@@ -567,6 +567,7 @@ fn write_run(dir: &Path, opts: &FixtureOptions, w: &PlannedWorkload, rep: u32, c
             } else {
                 BTreeMap::new()
             },
+            sampler_cpu_seconds: None,
         },
         jobs,
         started_at: started,

@@ -106,7 +106,13 @@ fn label(w: &PlannedWorkload, i: usize) -> String {
 }
 
 fn no_telemetry() -> TelemetryInfo {
-    TelemetryInfo { rate_hz: 0.0, samples: 0, source: "off".into(), unavailable: BTreeMap::new() }
+    TelemetryInfo {
+        rate_hz: 0.0,
+        samples: 0,
+        source: "off".into(),
+        unavailable: BTreeMap::new(),
+        sampler_cpu_seconds: None,
+    }
 }
 
 impl Env<'_> {
@@ -406,6 +412,7 @@ pub fn execute(env: &Env, req: &Request) -> Result<Outcome> {
         samples: report.samples,
         source: report.source.clone(),
         unavailable: report.unavailable.clone(),
+        sampler_cpu_seconds: Some(report.cpu_seconds),
     };
     meta.jobs = jobs
         .jobs

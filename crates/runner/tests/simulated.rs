@@ -43,6 +43,7 @@ fn barrier_releases_all_jobs_together_and_nothing_is_measured_before() {
     let readies: Vec<f64> = (0..4).map(|j| first(&events(&run, j), "ready").unwrap()).collect();
     assert!(readies[2] >= readies.iter().cloned().fold(f64::MIN, f64::max) - 1e-9);
     assert!(m.telemetry.samples > 0 && m.telemetry.source == "simulated");
+    assert!(m.telemetry.sampler_cpu_seconds.is_some_and(|s| s >= 0.0), "{:?}", m.telemetry);
     assert!(m.simulated && m.gpu.as_ref().unwrap().name.starts_with("Simulated "));
     assert_eq!(m.jobs.len(), 4);
     assert!(m.jobs.iter().all(|j| j.exit_code == Some(0) && j.failure.is_none() && j.versions.is_some()));

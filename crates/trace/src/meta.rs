@@ -140,6 +140,10 @@ pub struct TelemetryInfo {
     /// Columns of telemetry.csv.gz that stayed empty because the GPU or driver did not
     /// provide them, with why.
     pub unavailable: BTreeMap<String, String>,
+    /// Host CPU time the sampler itself used during the run, in seconds (the cost of
+    /// measuring, beside the jobs' own CPU use); absent in traces of older runners.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampler_cpu_seconds: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
