@@ -37,7 +37,18 @@ pub fn plan_project_campaign(project: &Project, campaign: &str, gpu: Option<&str
     let mut seen = BTreeSet::new();
     let mut diags = Vec::new();
     for part in &c.parts {
-        for w in select(project, part, gpu, protocol, &mut diags) {
+        let repetitions = match &part.repetitions {
+            Some(r) if r.value == 0 => {
+                let (f, t) = &project.artifact_file;
+                diags.push(Diagnostic::spanned(f, t, r, "`repetitions` must be at least 1".to_string()));
+                None
+            }
+            r => r.as_ref().map(|r| r.value),
+        };
+        for mut w in select(project, part, gpu, protocol, &mut diags) {
+            if let Some(r) = repetitions {
+                w.repetitions = r;
+            }
             if !seen.insert(w.id.clone()) {
                 diags.push(project_diag(
                     project,
@@ -74,7 +85,14 @@ pub fn plan_all(project: &Project, gpu: &str, protocol: &str) -> Result<Plan, Di
         .protocols
         .get(protocol)
         .ok_or_else(|| one(Diagnostic::file(&project.artifact_file.0, format!("no protocol `{protocol}`"))))?;
-    let part = PartDecl { experiments: Vec::new(), models: None, modes: None, data: None, mig_stand_in: false };
+    let part = PartDecl {
+        experiments: Vec::new(),
+        models: None,
+        modes: None,
+        data: None,
+        mig_stand_in: false,
+        repetitions: None,
+    };
     let mut diags = Vec::new();
     let mut workloads = Vec::new();
     for e in &project.spec.experiments {

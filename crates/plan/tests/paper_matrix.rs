@@ -162,14 +162,15 @@ fn the_stand_in_caps_come_from_the_h200_profiles() {
     assert!(!plan.workloads.iter().any(|w| w.id == "e37-L+2M-mpslim@syn"));
     let headline: Vec<_> = plan.workloads.iter().filter(|w| w.headline).collect();
     assert!(headline.iter().all(|w| w.repetitions == 3 && w.jobs.iter().all(|j| j.model == "resnet26")));
-    // The headline is restricted to synthetic data: its generated-data copies run once.
+    // The headline is restricted to synthetic data: its generated-data copies run twice
+    // (their part's repetitions).
     assert_eq!(headline.len(), 18);
     assert!(headline.iter().all(|w| w.data == "synthetic"));
     let generated: Vec<_> = plan.workloads.iter().filter(|w| w.id.ends_with("@gen")).collect();
     assert_eq!(generated.len(), 13);
     assert!(generated
         .iter()
-        .all(|w| w.repetitions == 1 && !w.headline && w.jobs[0].data.source == colloc_plan::DataSource::Generated));
+        .all(|w| w.repetitions == 2 && !w.headline && w.jobs[0].data.source == colloc_plan::DataSource::Generated));
 }
 
 #[test]

@@ -90,6 +90,11 @@ pub struct PartDecl {
     /// Add, for every MIG workload, its `mps-limited` stand-in.
     #[serde(default)]
     pub mig_stand_in: bool,
+    /// Repetitions of each selected workload (default: the protocol's); the campaign's
+    /// `headline` sets its own workloads' repetitions over this.
+    #[serde(default)]
+    #[schemars(with = "Option<u32>")]
+    pub repetitions: Option<Spanned<u32>>,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
