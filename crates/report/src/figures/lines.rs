@@ -36,6 +36,8 @@ pub struct HLine {
 pub struct Mark {
     pub x: f64,
     pub y: f64,
+    /// Pixels above `y` (a mark standing on the x axis rather than across it).
+    pub lift: i32,
     pub color: RGBColor,
     pub marker: Marker,
 }
@@ -158,7 +160,7 @@ where
                     plotters::style::text_anchor::HPos::Right,
                     plotters::style::text_anchor::VPos::Bottom,
                 ));
-                root.draw_text(label, &style, (px - 6, py - 4)).map_err(de)?;
+                root.draw_text(label, &style, (px - 6, py - 7)).map_err(de)?;
             }
         }
         let n = p.series.len() as f64;
@@ -186,7 +188,7 @@ where
         }
         for m in &p.marks {
             let c = chart.backend_coord(&(m.x, m.y));
-            draw_marker(root, m.marker, c, 8, m.color, true)?;
+            draw_marker(root, m.marker, (c.0, c.1 - m.lift), 8, m.color, true)?;
         }
     }
     Ok(())

@@ -80,7 +80,13 @@ where
                 if w.out_of_memory() {
                     if let Some(c) = capacity {
                         any_oom = true;
-                        marks.push(Mark { x: w.n_jobs() as f64, y: c / GIB, color: ALERT, marker: Marker::Cross });
+                        marks.push(Mark {
+                            x: w.n_jobs() as f64,
+                            y: c / GIB,
+                            lift: 0,
+                            color: ALERT,
+                            marker: Marker::Cross,
+                        });
                     }
                 }
             }

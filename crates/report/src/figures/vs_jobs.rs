@@ -129,8 +129,10 @@ where
         oom.sort_unstable();
         oom.dedup();
         any_oom |= !oom.is_empty();
-        let marks =
-            oom.into_iter().map(|n| Mark { x: n as f64, y: 0.0, color: ALERT, marker: Marker::Cross }).collect();
+        let marks = oom
+            .into_iter()
+            .map(|n| Mark { x: n as f64, y: 0.0, lift: 12, color: ALERT, marker: Marker::Cross })
+            .collect();
         panels.push(Panel { title: format!("{model} · {dataset} · b{batch} (exp. {exp})"), series, hlines, marks });
     }
     if panels.is_empty() {
