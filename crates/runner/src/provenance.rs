@@ -95,8 +95,8 @@ pub fn matters(key: &str) -> bool {
 /// name no machine's absolute paths (system paths such as `/usr/local/cuda` stay).
 #[derive(Debug, Clone, Default)]
 pub struct HostDirs {
-    cwd: Option<String>,
-    home: Option<String>,
+    cwd: Option<PathBuf>,
+    home: Option<PathBuf>,
 }
 
 impl HostDirs {
@@ -107,8 +107,17 @@ impl HostDirs {
 
     pub fn new(cwd: Option<&Path>, home: Option<&Path>) -> HostDirs {
         // The root directory would match every path.
-        let keep = |p: &Path| Some(p.to_string_lossy().trim_end_matches('/').to_string()).filter(|s| !s.is_empty());
+        let keep = |p: &Path| Some(p.to_path_buf()).filter(|p| p.parent().is_some());
         HostDirs { cwd: cwd.and_then(keep), home: home.and_then(keep) }
+    }
+
+    /// `path` as a job reaches it: jobs start in the runner's working directory, so a path
+    /// inside it is given relative to it; a path elsewhere stays as it is.
+    pub fn relative(&self, path: &Path) -> PathBuf {
+        self.cwd
+            .as_deref()
+            .and_then(|d| path.strip_prefix(d).ok())
+            .map_or_else(|| path.to_path_buf(), Path::to_path_buf)
     }
 
     /// `text` with each whole-directory occurrence of the working directory, then of the
@@ -117,7 +126,7 @@ impl HostDirs {
         let mut out = text.to_string();
         for (dir, name) in [(&self.cwd, "."), (&self.home, "~")] {
             if let Some(d) = dir {
-                out = replace_dir(&out, d, name);
+                out = replace_dir(&out, d.to_string_lossy().trim_end_matches('/'), name);
             }
         }
         out
@@ -194,6 +203,19 @@ mod tests {
         assert_eq!(h.portable("/srv/home/ann/x"), "/srv/home/ann/x");
         // The root directory is never replaced.
         assert_eq!(HostDirs::new(Some(Path::new("/")), None).portable("/usr/bin"), "/usr/bin");
+    }
+
+    #[test]
+    fn paths_inside_the_working_directory_are_recorded_relative_to_it() {
+        let h = HostDirs::new(Some(Path::new("/srv/checkout")), None);
+        let inside = Path::new("/srv/checkout/data/c/runs/.tmp-r1/job-0.json");
+        assert_eq!(h.relative(inside), Path::new("data/c/runs/.tmp-r1/job-0.json"));
+        let outside = Path::new("/tmp/c/runs/.tmp-r1/job-0.json");
+        assert_eq!(h.relative(outside), outside);
+        assert_eq!(HostDirs::new(None, None).relative(inside), inside);
+        // A sibling whose name merely starts like the directory is not inside it.
+        let sibling = Path::new("/srv/checkout-2/job-0.json");
+        assert_eq!(h.relative(sibling), sibling);
     }
 
     #[test]

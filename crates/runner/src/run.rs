@@ -88,13 +88,6 @@ fn job_file(plan: &Plan, w: &PlannedWorkload, run_id: &str, i: usize, events: &P
     }
 }
 
-/// `path` as a job reaches it: the jobs start in the runner's working directory `cwd`, so a
-/// path inside it is given relative to it, and the job files and `meta.json` record no
-/// host's absolute paths; a path elsewhere stays as it is.
-fn seen_from(path: &Path, cwd: Option<&Path>) -> PathBuf {
-    cwd.and_then(|d| path.strip_prefix(d).ok()).map_or_else(|| path.to_path_buf(), Path::to_path_buf)
-}
-
 fn label(w: &PlannedWorkload, i: usize) -> String {
     let j = &w.jobs[i];
     let cap = match (w.mode, &j.mig_profile, &j.mps_limits) {
@@ -203,13 +196,13 @@ pub fn execute(env: &Env, req: &Request) -> Result<Outcome> {
         &labels,
     );
     let mut job_paths = Vec::new();
-    let cwd = std::env::current_dir().ok().and_then(|d| d.canonicalize().ok());
+    // How the host's own directories are written in what the jobs and the trace are given.
+    let dirs = provenance::HostDirs::of_this_host();
     for i in 0..n_jobs {
         let events = dir.file(&layout::job_events(i));
         let jf_path = dir.file(&layout::job_file(i));
-        let seen = |p: &Path| seen_from(p, cwd.as_deref());
-        dir.write_json(&layout::job_file(i), &job_file(env.plan, w, &req.run_id, i, &seen(&events)))?;
-        job_paths.push((seen(&jf_path), events));
+        dir.write_json(&layout::job_file(i), &job_file(env.plan, w, &req.run_id, i, &dirs.relative(&events)))?;
+        job_paths.push((dirs.relative(&jf_path), events));
     }
 
     // The mode.
@@ -399,7 +392,6 @@ pub fn execute(env: &Env, req: &Request) -> Result<Outcome> {
 
     // The trace.
     let inherited: Vec<(String, String)> = std::env::vars().filter(|(k, _)| provenance::matters(k)).collect();
-    let dirs = provenance::HostDirs::of_this_host();
     let mut meta = env.meta(req, status, reason.clone(), started);
     meta.mps = applied.mps.clone();
     meta.mig = applied.mig.clone().map(|mut m| {
@@ -481,24 +473,5 @@ fn with_stderr(text: String, j: &crate::jobs::Job) -> String {
         text
     } else {
         format!("{text}; stderr: {tail}")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::seen_from;
-    use std::path::Path;
-
-    #[test]
-    fn paths_inside_the_working_directory_are_recorded_relative_to_it() {
-        let cwd = Path::new("/srv/checkout");
-        let inside = Path::new("/srv/checkout/data/c/runs/.tmp-r1/job-0.json");
-        assert_eq!(seen_from(inside, Some(cwd)), Path::new("data/c/runs/.tmp-r1/job-0.json"));
-        let outside = Path::new("/tmp/c/runs/.tmp-r1/job-0.json");
-        assert_eq!(seen_from(outside, Some(cwd)), outside);
-        assert_eq!(seen_from(inside, None), inside);
-        // A sibling whose name merely starts like the directory is not inside it.
-        let sibling = Path::new("/srv/checkout-2/job-0.json");
-        assert_eq!(seen_from(sibling, Some(cwd)), sibling);
     }
 }
