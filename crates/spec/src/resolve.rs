@@ -86,7 +86,30 @@ pub struct Workload {
     pub mode: Mode,
     pub jobs: Vec<Job>,
     pub radt: Option<u32>,
+    /// Set for a workload of an experiment's `mixes`.
+    pub mix: Option<Mix>,
     pub origin: Origin,
+}
+
+/// A workload written as a mix of job classes (`L+M+2S`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mix {
+    /// Place of the mix in its experiment's `mixes` list, from 0.
+    pub position: u32,
+    /// The mix's terms in the order written.
+    pub classes: Vec<MixClass>,
+}
+
+/// One term of a mix: `count` jobs of class `letter`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MixClass {
+    pub letter: char,
+    pub count: u32,
+    pub model: String,
+    pub dataset: String,
+    pub batch_size: u32,
+    /// The class's MIG profile as declared (`1g`).
+    pub mig: String,
 }
 
 #[derive(Debug, Clone)]
@@ -451,4 +474,4 @@ pub fn escapes(p: &str) -> bool {
     false
 }
 
-pub use crate::forms::{default_id, is_profile_spelling, merge_training, mode_tag, parse_mode};
+pub use crate::forms::{default_id, is_profile_spelling, merge_training};
