@@ -1,7 +1,7 @@
 //! GPU-time estimates: rough, from the speed model ([`crate::perf`]). They drive progress
 //! bars and campaign budgets, never results.
 
-use colloc_spec::resolve::{Protocol, ProtocolKind};
+use colloc_spec::{Protocol, ProtocolKind};
 
 use crate::model::{GpuTarget, PlannedWorkload};
 use crate::perf;

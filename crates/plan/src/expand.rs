@@ -4,8 +4,8 @@ use std::collections::BTreeSet;
 
 use colloc_spec::artifact::{CampaignDecl, PartDecl};
 use colloc_spec::gpu::{GpuTable, MigProfile};
-use colloc_spec::model::{Precision, Schedule, Source, TrainingDecl};
-use colloc_spec::resolve::{shown, Dataset, Protocol, ProtocolKind as SpecProtocolKind};
+use colloc_spec::written::{ImageFormat, Precision, Schedule, Source, TrainingDecl};
+use colloc_spec::{shown, Dataset, Protocol, ProtocolKind as SpecProtocolKind};
 use colloc_spec::{Diagnostic, Diagnostics, Mode, Project};
 use colloc_trace::ids;
 use sha2::{Digest, Sha256};
@@ -127,7 +127,7 @@ pub fn gpu_table<'a>(project: &'a Project, key: &str) -> Result<&'a GpuTable, Di
     project.gpus.get(key).ok_or_else(|| {
         let known: Vec<&str> = project.gpus.keys().map(String::as_str).collect();
         one(Diagnostic::file(
-            &shown(&project.root, &project.root.join(colloc_spec::resolve::GPUS_DIR)),
+            &shown(&project.root, &project.root.join(colloc_spec::names::GPUS_DIR)),
             format!("unknown GPU `{key}`; expected one of: {}", known.join(", ")),
         ))
     })
@@ -159,7 +159,7 @@ fn select(
 fn expand_workload(
     project: &Project,
     part: &PartDecl,
-    w: &colloc_spec::resolve::Workload,
+    w: &colloc_spec::Workload,
     gpu: &GpuTable,
     protocol: &Protocol,
     diags: &mut Vec<Diagnostic>,
@@ -186,7 +186,7 @@ fn expand_workload(
 fn plan_workload(
     project: &Project,
     part: &PartDecl,
-    w: &colloc_spec::resolve::Workload,
+    w: &colloc_spec::Workload,
     mode: Mode,
     id: &str,
     gpu: &GpuTable,
@@ -264,7 +264,7 @@ fn plan_workload(
     Some(pw)
 }
 
-fn form_of(w: &colloc_spec::resolve::Workload) -> WorkloadForm {
+fn form_of(w: &colloc_spec::Workload) -> WorkloadForm {
     if let Some(m) = &w.mix {
         return WorkloadForm::Mix {
             position: m.position,
@@ -352,8 +352,8 @@ fn job_data(ds: &Dataset, source: Source, protocol: &Protocol) -> JobData {
         val_count: ds.val,
         fraction,
         format: match ds.format {
-            colloc_spec::model::ImageFormat::Png => "png".into(),
-            colloc_spec::model::ImageFormat::Jpeg => "jpeg".into(),
+            ImageFormat::Png => "png".into(),
+            ImageFormat::Jpeg => "jpeg".into(),
         },
     }
 }

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use colloc_plan::{plan_all, plan_campaign, plan_project_campaign, Mode, Plan, WorkloadForm};
-use colloc_spec::resolve::{load_gpus, resolve_spec, Project};
+use colloc_spec::{load_gpus, resolve_spec, Project};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
@@ -177,7 +177,7 @@ fn the_stand_in_caps_come_from_the_h200_profiles() {
 fn a_profile_the_target_gpu_lacks_is_an_error_with_its_place() {
     let root = root();
     let extra = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/specs/a100_profile.yaml");
-    let project = colloc_spec::resolve::load_project_with(&root, &[extra]).unwrap_or_else(|d| panic!("{d}"));
+    let project = colloc_spec::load_project_with(&root, &[extra]).unwrap_or_else(|d| panic!("{d}"));
     let err = plan_all(&project, "h200-141gb", "quick").unwrap_err();
     let d = err.0.iter().find(|d| d.file.ends_with("a100_profile.yaml")).unwrap_or_else(|| panic!("{err}"));
     assert_eq!((d.line, d.column), (9, 37));

@@ -10,8 +10,9 @@ use serde_saphyr::Spanned;
 
 use crate::diag::Diagnostic;
 use crate::gpu::GpuTable;
-use crate::model::Source;
-use crate::resolve::{escapes, Spec, GPUS_DIR};
+use crate::names::{escapes, GPUS_DIR};
+use crate::resolved::Spec;
+use crate::written::Source;
 use crate::Mode;
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]

@@ -8,8 +8,9 @@ use std::path::Path;
 use serde_saphyr::Spanned;
 
 use crate::diag::Diagnostic;
-use crate::model::*;
-use crate::resolve::{valid_name, Job, Mix, MixClass, Origin, Spec, Workload, MAX_BATCH, MAX_JOBS};
+use crate::names::{valid_name, MAX_BATCH, MAX_JOBS};
+use crate::resolved::{Job, Mix, MixClass, Origin, Spec, Workload};
+use crate::written::*;
 use crate::Mode;
 use colloc_trace::ids;
 
