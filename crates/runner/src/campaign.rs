@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::gpu::{Gpu, GIB};
+use crate::backend::GIB;
 use crate::leftovers::Leftovers;
 use crate::modes::{busy, mig, mps, MpsDirs};
 use crate::options::RunOptions;
@@ -247,30 +247,14 @@ struct Todo<'a> {
 
 /// Runs a plan's selected workloads into `opts.out`.
 pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
-    if opts.job_command.is_empty() {
-        bail!("the job command is empty");
-    }
-    if !opts.telemetry_hz.is_finite() || opts.telemetry_hz < 0.0 {
-        bail!("the telemetry rate must be a non-negative number of samples per second");
-    }
-    if opts.timeout_scale.is_nan() || opts.timeout_scale <= 0.0 {
-        bail!("the timeout scale must be positive");
-    }
-    if let Some(s) = &opts.simulate {
-        if !s.time_scale.is_finite() || s.time_scale <= 0.0 {
-            bail!("the simulation time scale must be positive");
-        }
-    }
+    opts.check()?;
     fs::create_dir_all(&opts.out).with_context(|| format!("cannot create {}", opts.out.display()))?;
     let dir = opts.out.canonicalize().with_context(|| format!("cannot resolve {}", opts.out.display()))?;
     let _lock = lock(&dir)?;
     signals::install();
 
-    let gpu = match &opts.simulate {
-        Some(s) => Gpu::simulated(opts.gpu_index, &plan.gpu, s.mig_mode),
-        None => Gpu::open_nvml(opts.gpu_index)?,
-    };
-    let exec_modes = !gpu.is_simulated() || opts.simulate.as_ref().is_some_and(|s| s.exec_mode_commands);
+    let gpu = opts.backend(&plan.gpu)?;
+    let exec_modes = gpu.executes_mode_commands();
     let campaign = plan
         .campaign
         .clone()
@@ -351,7 +335,7 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
         );
     }
 
-    if let (Gpu::Nvml(_), Some(total)) = (&gpu, gpu.memory_total()) {
+    if let Some(total) = gpu.memory_total() {
         let planned = plan.gpu.memory_gib * GIB;
         if (total as f64 - planned).abs() > 0.1 * planned {
             progress.log(&format!(
@@ -378,7 +362,7 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
     let env = Env {
         plan,
         opts,
-        gpu: &gpu,
+        backend: gpu.as_ref(),
         campaign_dir: &dir,
         campaign: &campaign,
         progress: &progress,
@@ -397,9 +381,9 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
         let will_start = t.workload.feasible
             && !t.workload.jobs.is_empty()
             && (t.workload.mode == Mode::Mig) == gpu.mig_enabled_for(t.workload.mode)?;
-        if will_start && !opts.allow_busy_gpu && (exec_modes || !gpu.is_simulated()) {
+        if will_start && !opts.allow_busy_gpu && exec_modes {
             let patience = if summary.runs.is_empty() { Duration::ZERO } else { Duration::from_secs(10) };
-            let why = busy::reasons_after(&gpu, &dirs.pipe, exec_modes, patience)?;
+            let why = busy::reasons_after(gpu.as_ref(), &dirs.pipe, exec_modes, patience)?;
             if !why.is_empty() {
                 let text = format!(
                     "GPU {} is in use by others: {}; pass --allow-busy-gpu to run anyway (measurements will be disturbed)",

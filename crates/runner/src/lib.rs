@@ -9,13 +9,14 @@
 //! * [`jobs`]: the job processes: process groups, the stdin release line, event logs.
 //! * [`telemetry`]: the sampler thread: NVML or simulated GPU samples, `/proc` per job.
 //! * [`trace`]: a run directory written into a temporary directory and renamed into place.
-//! * [`fake_job`] and [`sim_model`]: the simulated backend (`--simulate`).
+//! * [`backend`]: what the runs run on, chosen once per campaign: [`gpu`] (NVML, the real
+//!   training program) or [`sim`] (the simulated backend, `--simulate`).
 //!
 //! The trace format itself is `colloc_trace`'s.
 
+pub mod backend;
 pub mod campaign;
 pub mod command;
-pub mod fake_job;
 pub mod gpu;
 pub mod jobs;
 pub mod leftovers;
@@ -25,9 +26,10 @@ pub mod progress;
 pub mod provenance;
 pub mod run;
 pub mod signals;
-pub mod sim_model;
+pub mod sim;
 pub mod telemetry;
 pub mod trace;
 
 pub use campaign::{run_campaign, verify_campaign, CampaignSummary, RunOutcome};
-pub use options::{ProgressMode, RunOptions, SimOptions, Tools};
+pub use options::{ProgressMode, RunOptions, Tools};
+pub use sim::SimOptions;

@@ -13,8 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::fake_job::{FakeParams, PARAMS_ENV};
-use crate::gpu::Gpu;
+use crate::backend::Backend;
 use crate::jobs::{JobSet, JobSpec, Phase};
 use crate::leftovers::Leftovers;
 use crate::modes::{self, ModeContext, MpsDirs};
@@ -22,15 +21,14 @@ use crate::options::RunOptions;
 use crate::progress::Progress;
 use crate::provenance;
 use crate::signals;
-use crate::sim_model::{simulate_workload, Rng};
-use crate::telemetry::{self, GpuSource, JobState, Sampler, SharedJobs};
+use crate::telemetry::{JobState, Sampler, SharedJobs};
 use crate::trace::TraceDir;
 
 /// What every run of a campaign shares.
 pub struct Env<'a> {
     pub plan: &'a Plan,
     pub opts: &'a RunOptions,
-    pub gpu: &'a Gpu,
+    pub backend: &'a dyn Backend,
     pub campaign_dir: &'a Path,
     pub campaign: &'a str,
     pub progress: &'a Progress,
@@ -122,12 +120,12 @@ impl Env<'_> {
             status,
             reason,
             mode: w.mode.as_str().to_string(),
-            simulated: self.gpu.is_simulated(),
+            simulated: self.backend.simulated(),
             workload: serde_json::to_value(w).unwrap_or(serde_json::Value::Null),
             protocol: serde_json::to_value(&self.plan.protocol).unwrap_or(serde_json::Value::Null),
             gpu: Some({
-                let mut g = self.gpu.info();
-                if let Ok(on) = self.gpu.mig_enabled_for(w.mode) {
+                let mut g = self.backend.info();
+                if let Ok(on) = self.backend.mig_enabled_for(w.mode) {
                     g.mig_mode_current = Some(on);
                     g.mig_mode_pending = g.mig_mode_pending.or(Some(on));
                 }
@@ -160,23 +158,23 @@ impl Env<'_> {
 pub fn execute(env: &Env, req: &Request) -> Result<Outcome> {
     let w = req.workload;
     let started = colloc_trace::wall_seconds();
-    let gpu_i = env.gpu.index();
+    let gpu_i = env.backend.index();
     if !w.feasible {
         let reason = w.reason.clone().unwrap_or_else(|| "the plan marks this workload infeasible".into());
         return env.without_jobs(req, RunStatus::Infeasible, reason, started);
     }
-    let mig_on = env.gpu.mig_enabled_for(w.mode)?;
+    let mig_on = env.backend.mig_enabled_for(w.mode)?;
     if w.mode == Mode::Mig && !mig_on {
         let reason = format!(
             "MIG mode is off on GPU {gpu_i} ({}); MIG runs need it on, and the runner never changes it",
-            env.gpu.name()
+            env.backend.name()
         );
         return env.without_jobs(req, RunStatus::Skipped, reason, started);
     }
     if w.mode != Mode::Mig && mig_on {
         let reason = format!(
             "MIG mode is on on GPU {gpu_i} ({}); {} runs need it off, and the runner never changes it",
-            env.gpu.name(),
+            env.backend.name(),
             w.mode
         );
         return env.without_jobs(req, RunStatus::Skipped, reason, started);
@@ -208,9 +206,9 @@ pub fn execute(env: &Env, req: &Request) -> Result<Outcome> {
     // The mode.
     let ctx = ModeContext {
         gpu_index: gpu_i,
-        gpu_uuid: env.gpu.uuid(),
+        gpu_uuid: env.backend.uuid(),
         tools: &env.opts.tools,
-        exec: !env.gpu.is_simulated() || env.opts.simulate.as_ref().is_some_and(|s| s.exec_mode_commands),
+        exec: env.backend.executes_mode_commands(),
         mps_dirs: env.mps_dirs,
         leftovers: env.leftovers,
         progress: env.progress,
@@ -234,40 +232,17 @@ pub fn execute(env: &Env, req: &Request) -> Result<Outcome> {
     };
 
     // Telemetry.
-    let sim = env.opts.simulate.as_ref().map(|s| (s, simulate_workload(&env.plan.gpu, w)));
     let shared: SharedJobs = Arc::new(Mutex::new(vec![JobState { pid: None, phase: Phase::Setup }; n_jobs]));
-    let source: Box<dyn GpuSource> = match (env.gpu, &sim) {
-        (Gpu::Nvml(g), _) => Box::new(telemetry::nvml::NvmlSource::new(g.nvml, g.device()?, &applied.mig_devices)),
-        (Gpu::Sim(_), Some((s, model))) => Box::new(telemetry::sim::SimSource::new(
-            &env.plan.gpu,
-            model.clone(),
-            Rng::derive(s.seed, &req.run_id).next_u64(),
-            s.time_scale,
-            &applied.mig_devices,
-            &w.jobs.iter().map(|j| j.mig_profile.clone()).collect::<Vec<_>>(),
-        )),
-        (Gpu::Sim(_), None) => anyhow::bail!("a simulated GPU needs the simulation options"),
-    };
+    let source = env.backend.telemetry(w, &req.run_id, &applied.mig_devices)?;
     let sampler = Sampler::start(&dir.path, env.opts.telemetry_hz, source, shared.clone())?;
 
     // The jobs.
+    let backend_env = env.backend.job_env(w, &req.run_id);
     let specs: Vec<JobSpec> = (0..n_jobs)
         .map(|i| {
             let mut envv = applied.jobs[i].env.clone();
             envv.push(("PYTHONUNBUFFERED".into(), "1".into()));
-            if let Some((s, model)) = &sim {
-                let js = &model.jobs[i];
-                let params = FakeParams {
-                    time_scale: s.time_scale,
-                    seed: s.seed,
-                    images_per_second: js.images_per_second,
-                    data_wait_fraction: js.data_wait_fraction,
-                    memory_bytes: js.memory_bytes,
-                    oom: js.oom.clone(),
-                    setup_seconds: Rng::derive(s.seed, &format!("{}/{i}/setup", req.run_id)).range(4.0, 12.0),
-                };
-                envv.push((PARAMS_ENV.into(), serde_json::to_string(&params).expect("params serialise")));
-            }
+            envv.extend(backend_env[i].iter().cloned());
             envv.extend(env.opts.job_env.iter().cloned());
             let mut argv = env.opts.job_command.clone();
             argv.push("--job-file".into());
@@ -287,7 +262,7 @@ pub fn execute(env: &Env, req: &Request) -> Result<Outcome> {
     };
     publish(&jobs);
 
-    let timeout = env.opts.run_timeout(env.plan.protocol.timeout_seconds);
+    let timeout = env.opts.run_timeout(env.backend.run_seconds(env.plan.protocol.timeout_seconds));
     let t0 = Instant::now();
     let grace = env.opts.kill_grace;
     let mut release_mono: Option<f64> = None;
@@ -442,7 +417,7 @@ pub fn execute(env: &Env, req: &Request) -> Result<Outcome> {
     dir.write_json(layout::META, &meta)?;
     drop(jobs);
 
-    if report.samples > 0 && report.wall_seconds > 0.0 && !env.gpu.is_simulated() {
+    if report.samples > 0 && report.wall_seconds > 0.0 && !env.backend.simulated() {
         env.progress.log(&format!(
             "{}: telemetry: {} samples at {} Hz, sampler CPU {:.2} s ({:.2}% of one core)",
             req.run_id,

@@ -9,7 +9,6 @@
 
 pub mod nvml;
 pub mod procfs;
-pub mod sim;
 
 use anyhow::{Context, Result};
 use colloc_trace::telemetry::{GPU_COLUMNS, PROCESS_COLUMNS};

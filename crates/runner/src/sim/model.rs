@@ -22,7 +22,7 @@
 use colloc_plan::{GpuTarget, Mode, PlannedJob, PlannedWorkload};
 use colloc_trace::jobfile::DataSource;
 
-use crate::gpu::GIB;
+use crate::backend::GIB;
 
 /// CPU cores of the simulated host.
 pub const SIM_HOST_CORES: f64 = 16.0;

@@ -1,15 +1,15 @@
 //! Simulated GPU and process samples for `--simulate`: plausible values derived from the
-//! simulated workload ([`crate::sim_model`]) and the jobs' phases, with seeded noise. The
+//! simulated workload ([`super::model`]) and the jobs' phases, with seeded noise. The
 //! energy counter advances in simulated seconds (real seconds / time scale), like the
 //! durations in the simulated jobs' events.
 
 use colloc_plan::GpuTarget;
 use std::collections::HashMap;
 
-use super::{Gaps, GpuRow, GpuSource, JobState, Num, ProcRow};
-use crate::gpu::GIB;
+use super::model::{mig_profile_size, tdp_watts, Rng, WorkloadSim};
+use crate::backend::GIB;
 use crate::jobs::Phase;
-use crate::sim_model::{mig_profile_size, tdp_watts, Rng, WorkloadSim};
+use crate::telemetry::{Gaps, GpuRow, GpuSource, JobState, Num, ProcRow};
 
 pub struct SimSource {
     model: WorkloadSim,

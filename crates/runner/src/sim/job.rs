@@ -1,7 +1,7 @@
 //! The simulated training job (`colloc-runner fake-job --job-file F`): speaks exactly the
 //! protocol of `workloads/PROTOCOL.md` (the same events, the same release line on stdin, the
 //! same exit codes: 0 done, 1 error, 2 bad job file, 3 aborted before release, 4 out of
-//! memory), but trains nothing. Its speed and memory come from [`crate::sim_model`], passed
+//! memory), but trains nothing. Its speed and memory come from [`super::model`], passed
 //! by the runner in `COLLOC_FAKE_SIM` (JSON of [`FakeParams`]). Durations in its events are
 //! simulated seconds; it sleeps `time_scale` real seconds per simulated second, so event
 //! time stamps (`mono`, `wall`) stay on the real clock shared with the telemetry.
@@ -31,7 +31,7 @@ use std::io::{BufRead, Write};
 use std::path::Path;
 use std::time::Duration;
 
-use crate::sim_model::{simulate_workload, Rng};
+use super::model::{simulate_workload, Rng};
 
 pub const PARAMS_ENV: &str = "COLLOC_FAKE_SIM";
 
