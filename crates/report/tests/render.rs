@@ -29,7 +29,7 @@ fn gpus() -> Vec<GpuTable> {
 
 /// The GPU tables through the spec crate's own loader.
 fn serde_saphyr_free_parse(text: &str) -> GpuTable {
-    colloc_spec::resolve::parse_yaml::<GpuTable>(Path::new("gpu.yaml"), text).expect("GPU table")
+    colloc_spec::parse_yaml::<GpuTable>(Path::new("gpu.yaml"), text).expect("GPU table")
 }
 
 fn fixture(opts: FixtureOptions) -> (tempfile::TempDir, Results, Vec<ClaimOutcome>) {
