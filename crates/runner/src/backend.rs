@@ -9,8 +9,6 @@ use colloc_trace::meta::GpuInfo;
 
 use crate::telemetry::GpuSource;
 
-pub const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
-
 /// A process using the GPU.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GpuProcess {

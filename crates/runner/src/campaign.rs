@@ -5,6 +5,7 @@
 //! no run yet, in plan order, one after another; a failed run does not stop the campaign.
 
 use anyhow::{anyhow, bail, Context, Result};
+use colloc_plan::perf::GIB;
 use colloc_plan::{Mode, Plan};
 use colloc_trace::layout::{self, QUARANTINE_DIR, RUNS_DIR};
 use colloc_trace::manifest::{self, Problem};
@@ -16,7 +17,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::backend::GIB;
 use crate::leftovers::Leftovers;
 use crate::modes::{busy, mig, mps, MpsDirs};
 use crate::options::RunOptions;

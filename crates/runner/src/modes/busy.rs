@@ -3,10 +3,11 @@
 //! `/proc`; ours are those whose `CUDA_MPS_PIPE_DIRECTORY` is the campaign's).
 
 use anyhow::Result;
+use colloc_plan::perf::GIB;
 use std::fs;
 use std::path::Path;
 
-use crate::backend::{Backend, GIB};
+use crate::backend::Backend;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct MpsProcess {

@@ -1,16 +1,17 @@
 //! The simulated backend: a GPU that looks like the plan's target GPU (`Simulated <name>` in
 //! its name), its simulated telemetry, and the simulated training job ([`super::job`]),
-//! whose speeds and memory come from [`super::model`].
+//! whose speeds and memory come from the plan's model ([`colloc_plan::perf`]).
 
 use anyhow::{bail, Result};
+use colloc_plan::perf::{model_workload, GIB};
 use colloc_plan::{GpuTarget, Mode, PlannedWorkload};
 use colloc_trace::meta::GpuInfo;
 use std::collections::BTreeMap;
 
 use super::job::{FakeParams, PARAMS_ENV};
-use super::model::{simulate_workload, tdp_watts, Rng};
+use super::model::{power_limit_watts, Rng};
 use super::telemetry::SimSource;
-use crate::backend::{Backend, GpuProcess, GIB};
+use crate::backend::{Backend, GpuProcess};
 use crate::telemetry::GpuSource;
 
 /// The simulated backend's settings (`--simulate`).
@@ -100,7 +101,7 @@ impl Backend for SimGpu {
             mig_mode_pending: mig,
             compute_mode: None,
             persistence_mode: None,
-            power_limit_watts: Some(tdp_watts(&self.target)),
+            power_limit_watts: Some(power_limit_watts(&self.target)),
             clocks_max_mhz: BTreeMap::new(),
             clocks_applied_mhz: BTreeMap::new(),
         }
@@ -135,18 +136,18 @@ impl Backend for SimGpu {
     ) -> Result<Box<dyn GpuSource>> {
         Ok(Box::new(SimSource::new(
             &self.target,
-            simulate_workload(&self.target, w),
+            model_workload(&self.target, w),
             Rng::derive(self.opts.seed, run_id).next_u64(),
             self.opts.time_scale,
             mig_devices,
-            &w.jobs.iter().map(|j| j.mig_profile.clone()).collect::<Vec<_>>(),
+            &w.jobs.iter().map(|j| j.mig_slice.as_ref().map(|s| s.memory_bytes)).collect::<Vec<_>>(),
         )))
     }
 
     /// Each job's simulated behaviour, for the simulated job ([`super::job`]).
     fn job_env(&self, w: &PlannedWorkload, run_id: &str) -> Vec<Vec<(String, String)>> {
         let s = &self.opts;
-        let model = simulate_workload(&self.target, w);
+        let model = model_workload(&self.target, w);
         model
             .jobs
             .iter()

@@ -1,7 +1,7 @@
 //! The simulated training job (`colloc-runner fake-job --job-file F`): speaks exactly the
 //! protocol of `workloads/PROTOCOL.md` (the same events, the same release line on stdin, the
 //! same exit codes: 0 done, 1 error, 2 bad job file, 3 aborted before release, 4 out of
-//! memory), but trains nothing. Its speed and memory come from [`super::model`], passed
+//! memory), but trains nothing. Its speed and memory come from [`colloc_plan::perf`], passed
 //! by the runner in `COLLOC_FAKE_SIM` (JSON of [`FakeParams`]). Durations in its events are
 //! simulated seconds; it sleeps `time_scale` real seconds per simulated second, so event
 //! time stamps (`mono`, `wall`) stay on the real clock shared with the telemetry.
@@ -20,7 +20,8 @@
 //! | `COLLOC_FAKE_HANG_SETUP` | never becomes ready |
 //! | `COLLOC_FAKE_SLOW` | sets up and trains `COLLOC_FAKE_SLOW_FACTOR` (default 3) times slower |
 //!
-//! Without `COLLOC_FAKE_SIM` the job simulates itself alone on an H200 at the time scale in
+//! Without `COLLOC_FAKE_SIM` the job simulates itself alone on a GPU of an H200's size (at
+//! the model's speed for a GPU without a speed table), at the time scale in
 //! `COLLOC_FAKE_TIME_SCALE` (default 1).
 
 use colloc_plan::{GpuTarget, Mode, PlannedJob, PlannedWorkload};
@@ -31,7 +32,7 @@ use std::io::{BufRead, Write};
 use std::path::Path;
 use std::time::Duration;
 
-use super::model::{simulate_workload, Rng};
+use super::model::Rng;
 
 pub const PARAMS_ENV: &str = "COLLOC_FAKE_SIM";
 
@@ -118,7 +119,7 @@ impl Writer {
     }
 }
 
-/// Defaults when the runner passed no parameters: the job alone on an H200.
+/// Defaults when the runner passed no parameters: the job alone on a GPU of an H200's size.
 fn default_params(job: &JobFile) -> FakeParams {
     let gpu = GpuTarget {
         key: "h200-141gb".into(),
@@ -157,7 +158,7 @@ fn default_params(job: &JobFile) -> FakeParams {
             training: job.training.clone(),
         }],
     };
-    let s = simulate_workload(&gpu, &w);
+    let s = colloc_plan::perf::model_workload(&gpu, &w);
     let j = &s.jobs[0];
     FakeParams {
         time_scale: std::env::var("COLLOC_FAKE_TIME_SCALE").ok().and_then(|v| v.parse().ok()).unwrap_or(1.0),
