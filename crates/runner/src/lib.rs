@@ -16,6 +16,7 @@
 
 pub mod backend;
 pub mod campaign;
+pub mod cli;
 pub mod command;
 pub mod gpu;
 pub mod jobs;
@@ -31,5 +32,6 @@ pub mod telemetry;
 pub mod trace;
 
 pub use campaign::{run_campaign, verify_campaign, CampaignSummary, RunOutcome};
+pub use cli::RunArgs;
 pub use options::{ProgressMode, RunOptions, Tools};
 pub use sim::SimOptions;

@@ -67,7 +67,7 @@ impl Default for Tools {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ProgressMode {
     /// Bars when stderr is a terminal, plain lines otherwise.
     Auto,
