@@ -45,7 +45,7 @@ impl Args {
 pub fn main(a: Args) -> anyhow::Result<ExitCode> {
     if a.fake_job {
         let file = a.job_file.context("--fake-job needs --job-file")?;
-        return Ok(ExitCode::from(colloc_runner::sim::fake_job(&file) as u8));
+        return Ok(ExitCode::from(colloc_runner::fake_job(&file) as u8));
     }
     let root = crate::project_root();
     // The project, where a plan or the campaign directory comes from it.

@@ -59,7 +59,6 @@ impl CampaignSummary {
         self.runs.iter().filter(|r| r.status == status).count()
     }
 
-    /// A short human summary.
     /// The process exit status this outcome calls for: 0 when every selected run was made,
     /// 1 after an early stop, 128 + N after signal N.
     pub fn exit_code(&self) -> std::process::ExitCode {
@@ -72,6 +71,7 @@ impl CampaignSummary {
         }
     }
 
+    /// A short human summary.
     pub fn render(&self) -> String {
         let mut s = format!(
             "{}: {} run(s) selected, {} already done, {} made now: {} ok, {} failed, {} skipped, {} infeasible",

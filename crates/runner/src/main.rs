@@ -69,7 +69,7 @@ fn run(a: RunCmd) -> Result<ExitCode> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::FakeJob { job_file } => return ExitCode::from(colloc_runner::sim::fake_job(&job_file) as u8),
+        Command::FakeJob { job_file } => return ExitCode::from(colloc_runner::fake_job(&job_file) as u8),
         Command::Run(a) => run(a),
         Command::Verify { out } => colloc_runner::verify_campaign(&out).map(|problems| {
             for p in &problems {

@@ -99,7 +99,7 @@ impl RunOptions {
     }
 
     /// Whether `only` selects a run of `workload_id`.
-    pub fn selects(&self, workload_id: &str, run_id: &str) -> bool {
+    pub(crate) fn selects(&self, workload_id: &str, run_id: &str) -> bool {
         if self.only.is_empty() {
             return true;
         }
@@ -110,7 +110,7 @@ impl RunOptions {
     }
 
     /// An error for options no campaign can run with.
-    pub fn check(&self) -> Result<()> {
+    pub(crate) fn check(&self) -> Result<()> {
         if self.job_command.is_empty() {
             bail!("the job command is empty");
         }
@@ -128,7 +128,7 @@ impl RunOptions {
 
     /// The campaign's backend: the simulated GPU with `simulate`, else GPU `gpu_index`
     /// through NVML.
-    pub fn backend(&self, target: &GpuTarget) -> Result<Box<dyn Backend>> {
+    pub(crate) fn backend(&self, target: &GpuTarget) -> Result<Box<dyn Backend>> {
         Ok(match &self.simulate {
             Some(s) => Box::new(SimGpu::new(self.gpu_index, target, s)),
             None => Box::new(NvmlGpu::open(self.gpu_index)?),
@@ -137,7 +137,7 @@ impl RunOptions {
 
     /// The time after which a run's jobs are killed, from the backend's seconds for the
     /// protocol's timeout ([`Backend::run_seconds`]).
-    pub fn run_timeout(&self, run_seconds: f64) -> Duration {
+    pub(crate) fn run_timeout(&self, run_seconds: f64) -> Duration {
         let secs = run_seconds * self.timeout_scale;
         Duration::from_secs_f64(if secs.is_finite() && secs > 0.0 { secs } else { 1.0 })
     }

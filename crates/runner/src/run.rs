@@ -55,7 +55,6 @@ pub enum Outcome {
     Finished {
         status: RunStatus,
         reason: Option<String>,
-        dir: PathBuf,
         /// Something that must stop the campaign (a teardown that failed).
         fatal: Option<String>,
         sampler_cpu_seconds: f64,
@@ -159,10 +158,10 @@ impl Env<'_> {
         started: f64,
     ) -> Result<Outcome> {
         dir.write_json(layout::META, &self.meta(req, status, Some(reason.clone()), started))?;
-        let path = dir.finalize()?;
+        dir.finalize()?;
         let what = format!("{}: {reason}", status.as_str());
         self.progress.run_finished(req.n, req.total, &req.run_id, &what, req.workload.estimated_seconds);
-        Ok(Outcome::Finished { status, reason: Some(reason), dir: path, fatal: None, sampler_cpu_seconds: 0.0 })
+        Ok(Outcome::Finished { status, reason: Some(reason), fatal: None, sampler_cpu_seconds: 0.0 })
     }
 }
 
@@ -354,7 +353,7 @@ impl<'a> Run<'a> {
                 let mut argv = env.opts.job_command.clone();
                 argv.push("--job-file".into());
                 argv.push(job_paths[i].0.to_string_lossy().into_owned());
-                JobSpec { index: i as u32, argv, env: envv, events_path: job_paths[i].1.clone() }
+                JobSpec { argv, env: envv, events_path: job_paths[i].1.clone() }
             })
             .collect();
         for s in &specs {
@@ -540,19 +539,13 @@ impl<'a> Run<'a> {
             env.progress.log(&format!("{}: interrupted; its partial trace stays in {}", req.run_id, tmp.display()));
             return Ok(Outcome::Interrupted { tmp, teardown_error: end.teardown_error });
         }
-        let path = self.dir.finalize()?;
+        self.dir.finalize()?;
         let what = match &reason {
             Some(r) => format!("{}: {r} ({:.1} s)", status.as_str(), end.elapsed),
             None => format!("{} ({:.1} s)", status.as_str(), end.elapsed),
         };
         env.progress.run_finished(req.n, req.total, &req.run_id, &what, self.w.estimated_seconds);
-        Ok(Outcome::Finished {
-            status,
-            reason,
-            dir: path,
-            fatal: end.teardown_error,
-            sampler_cpu_seconds: report.cpu_seconds,
-        })
+        Ok(Outcome::Finished { status, reason, fatal: end.teardown_error, sampler_cpu_seconds: report.cpu_seconds })
     }
 }
 

@@ -36,7 +36,7 @@ impl Default for SimOptions {
 
 impl SimOptions {
     /// An error for settings the simulation cannot use.
-    pub fn check(&self) -> Result<()> {
+    pub(crate) fn check(&self) -> Result<()> {
         if !self.time_scale.is_finite() || self.time_scale <= 0.0 {
             bail!("the simulation time scale must be positive");
         }

@@ -57,7 +57,7 @@ const EXIT_ABORTED: i32 = 3;
 const EXIT_OOM: i32 = 4;
 
 /// Whether the fault variable `var` selects job `job` of run `run_id`.
-pub fn selected(value: Option<&str>, run_id: &str, job: u32) -> bool {
+fn selected(value: Option<&str>, run_id: &str, job: u32) -> bool {
     let Some(value) = value else { return false };
     value.split(',').map(str::trim).filter(|s| !s.is_empty()).any(|item| {
         let (pattern, index) = match item.rsplit_once(':') {

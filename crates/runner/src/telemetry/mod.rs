@@ -39,7 +39,6 @@ pub type SharedJobs = Arc<Mutex<Vec<JobState>>>;
 pub enum Num {
     F(f64),
     U(u64),
-    I(i64),
 }
 
 impl Num {
@@ -53,7 +52,6 @@ impl Num {
             }
             Num::F(_) => Ok(()),
             Num::U(v) => write!(out, "{v}"),
-            Num::I(v) => write!(out, "{v}"),
         };
     }
 }
@@ -74,10 +72,6 @@ impl GpuRow {
     pub fn set(&mut self, column: &str, v: Num) {
         let i = GPU_COLUMNS.iter().position(|c| *c == column).unwrap_or_else(|| panic!("unknown column {column}"));
         self.values[i] = Some(v);
-    }
-
-    pub fn get(&self, column: &str) -> Option<Num> {
-        GPU_COLUMNS.iter().position(|c| *c == column).and_then(|i| self.values[i])
     }
 }
 
