@@ -207,179 +207,255 @@ pub fn main(job_file: &Path) -> i32 {
 }
 
 fn run(job: &JobFile, p: &FakeParams, w: &mut Writer) -> i32 {
-    let faults = Faults::from_env(&job.run_id, job.job);
-    let mut rng = Rng::derive(p.seed, &format!("{}/{}", job.run_id, job.job));
-    let scale = if p.time_scale > 0.0 { p.time_scale } else { 1.0 };
-    let sleep = |sim_seconds: f64| {
-        let real = sim_seconds * scale;
+    let mut sim = Sim {
+        job,
+        p,
+        faults: Faults::from_env(&job.run_id, job.job),
+        rng: Rng::derive(p.seed, &format!("{}/{}", job.run_id, job.job)),
+        scale: if p.time_scale > 0.0 { p.time_scale } else { 1.0 },
+    };
+    match sim.run(w) {
+        Ok(code) | Err(code) => code,
+    }
+}
+
+/// One simulated job as it runs; `Err(code)` ends it early with that exit code.
+struct Sim<'a> {
+    job: &'a JobFile,
+    p: &'a FakeParams,
+    faults: Faults,
+    rng: Rng,
+    /// Real seconds per simulated second.
+    scale: f64,
+}
+
+/// Where the training stands.
+#[derive(Default)]
+struct Counts {
+    step: u64,
+    images: u64,
+    total_seconds: f64,
+    epoch: u32,
+    in_epoch: u64,
+    epoch_images: u64,
+    epoch_seconds: f64,
+    /// Since the last sample: images, seconds, data wait, slow-data steps.
+    iv_images: u64,
+    iv_seconds: f64,
+    iv_wait: f64,
+    iv_slow: u64,
+    samples: u64,
+}
+
+impl Counts {
+    fn sample(&mut self, loss: f64) -> EventBody {
+        let e = EventBody::Sample {
+            step: self.step,
+            images: self.iv_images,
+            seconds: self.iv_seconds,
+            data_wait_seconds: self.iv_wait,
+            slow_data_steps: self.iv_slow,
+            loss,
+        };
+        (self.iv_images, self.iv_seconds, self.iv_wait, self.iv_slow) = (0, 0.0, 0.0, 0);
+        e
+    }
+}
+
+impl Sim<'_> {
+    fn sleep(&self, sim_seconds: f64) {
+        let real = sim_seconds * self.scale;
         if real > 0.0 && real.is_finite() {
             std::thread::sleep(Duration::from_secs_f64(real));
         }
-    };
-    w.emit(EventBody::Hello { pid: std::process::id(), protocol_version: PROTOCOL_VERSION, simulated: true });
-    w.emit(EventBody::Versions {
-        python: "simulated".into(),
-        torch: None,
-        timm: None,
-        cuda: None,
-        cudnn: None,
-        device: Some(format!("simulated ({})", std::env::var("CUDA_VISIBLE_DEVICES").unwrap_or_default())),
-    });
-    eprintln!(
-        "fake-job {}: {} batch {} at {:.0} img/s (simulated)",
-        job.job, job.model, job.batch_size, p.images_per_second
-    );
-    let setup = p.setup_seconds * faults.slow * rng.jitter(0.2);
-    sleep(setup);
-    if faults.hang_setup {
-        eprintln!("fake-job {}: hanging during set-up (COLLOC_FAKE_HANG_SETUP)", job.job);
-        loop {
-            std::thread::sleep(Duration::from_secs(3600));
-        }
     }
-    if faults.fail_setup {
-        eprintln!("fake-job {}: RuntimeError: injected failure during set-up (COLLOC_FAKE_FAIL_SETUP)", job.job);
-        w.emit(EventBody::Error {
-            kind: ErrorKind::Exception,
-            message: "RuntimeError: injected failure during set-up".into(),
+
+    fn run(&mut self, w: &mut Writer) -> Result<i32, i32> {
+        let (job, p) = (self.job, self.p);
+        w.emit(EventBody::Hello { pid: std::process::id(), protocol_version: PROTOCOL_VERSION, simulated: true });
+        w.emit(EventBody::Versions {
+            python: "simulated".into(),
+            torch: None,
+            timm: None,
+            cuda: None,
+            cudnn: None,
+            device: Some(format!("simulated ({})", std::env::var("CUDA_VISIBLE_DEVICES").unwrap_or_default())),
         });
-        w.emit(EventBody::End { reason: EndReason::Error, exit_code: EXIT_ERROR });
-        return EXIT_ERROR;
-    }
-    if let Some(msg) = &p.oom {
-        eprintln!("fake-job {}: torch.OutOfMemoryError: {msg}", job.job);
-        w.emit(EventBody::Error { kind: ErrorKind::Oom, message: msg.clone() });
-        memory_event(w, p.memory_bytes / 2);
-        w.emit(EventBody::End { reason: EndReason::Oom, exit_code: EXIT_OOM });
-        return EXIT_OOM;
-    }
-    let rate = (p.images_per_second / faults.slow).max(1e-3);
-    let batch = job.batch_size.max(1) as u64;
-    let step_time = batch as f64 / rate;
-    let (warmup_steps, sample_every) = match job.protocol {
-        JobProtocol::Quick { warmup_steps, sample_every, .. } => (warmup_steps as u64, sample_every.max(1) as u64),
-        JobProtocol::Paper { sample_every, .. } => (0, sample_every.max(1) as u64),
-    };
-    let warmup = 1.5 + warmup_steps as f64 * step_time * 1.3;
-    sleep(warmup);
-    w.emit(EventBody::Ready { setup_seconds: setup, warmup_seconds: warmup, warmup_steps });
-
-    let mut line = String::new();
-    let released = std::io::stdin().lock().read_line(&mut line).map(|_| line.trim() == "release").unwrap_or(false);
-    if !released {
-        eprintln!("fake-job {}: aborted before release", job.job);
-        w.emit(EventBody::End { reason: EndReason::Aborted, exit_code: EXIT_ABORTED });
-        return EXIT_ABORTED;
-    }
-    w.emit(EventBody::Release);
-    w.emit(EventBody::WindowStart { step: 0 });
-    if faults.oom {
-        let msg = "CUDA out of memory. Tried to allocate 2.00 GiB (injected by COLLOC_FAKE_OOM)".to_string();
-        eprintln!("fake-job {}: torch.OutOfMemoryError: {msg}", job.job);
-        w.emit(EventBody::Error { kind: ErrorKind::Oom, message: msg });
+        eprintln!(
+            "fake-job {}: {} batch {} at {:.0} img/s (simulated)",
+            job.job, job.model, job.batch_size, p.images_per_second
+        );
+        let setup = self.set_up(w)?;
+        let rate = (p.images_per_second / self.faults.slow).max(1e-3);
+        self.warm_up(w, setup, rate);
+        self.wait_for_release(w)?;
+        let (step, images, total_seconds) = self.train(w, rate)?;
+        w.emit(EventBody::WindowEnd { step, images, seconds: total_seconds });
         memory_event(w, p.memory_bytes);
-        w.emit(EventBody::End { reason: EndReason::Oom, exit_code: EXIT_OOM });
-        return EXIT_OOM;
+        let reason = if matches!(job.protocol, JobProtocol::Paper { .. }) {
+            EndReason::Completed
+        } else {
+            EndReason::WindowDone
+        };
+        eprintln!("fake-job {}: {images} images in {total_seconds:.1} simulated s", job.job);
+        w.emit(EventBody::End { reason, exit_code: EXIT_OK });
+        Ok(EXIT_OK)
     }
 
-    let per_epoch = ((job.data.train_count as f64 * job.data.fraction) / batch as f64).floor().max(1.0) as u64;
-    let (paper_epochs, window) = match job.protocol {
-        JobProtocol::Paper { epochs, .. } => (Some(epochs.max(1)), f64::INFINITY),
-        JobProtocol::Quick { window_seconds, .. } => (None, window_seconds),
-    };
-    let (mut step, mut images, mut total_seconds) = (0u64, 0u64, 0.0f64);
-    let (mut epoch, mut in_epoch, mut epoch_images, mut epoch_seconds) = (0u32, 0u64, 0u64, 0.0f64);
-    let (mut iv_images, mut iv_seconds, mut iv_wait, mut iv_slow) = (0u64, 0.0f64, 0.0f64, 0u64);
-    let mut samples = 0u64;
-    let mut loss;
-    loop {
-        let to_sample = sample_every - step % sample_every;
-        let n = to_sample.min(per_epoch - in_epoch).max(1);
-        let secs = n as f64 * step_time * rng.jitter(0.02);
-        sleep(secs);
-        step += n;
-        in_epoch += n;
-        images += n * batch;
-        epoch_images += n * batch;
-        total_seconds += secs;
-        epoch_seconds += secs;
-        iv_images += n * batch;
-        iv_seconds += secs;
-        let wait = secs * p.data_wait_fraction * rng.jitter(0.1);
-        iv_wait += wait.min(secs);
-        let per_step = wait / n as f64;
-        iv_slow += if per_step > 0.1 {
-            n
-        } else if per_step > 0.03 {
-            (n as f64 * 0.2).round() as u64
-        } else {
-            0
-        };
-        loss = 6.9 * (-(step as f64) / 4000.0).exp() + 0.9 + 0.05 * (rng.unit() - 0.5);
-        let mut stop = false;
-        if step % sample_every == 0 {
-            w.emit(EventBody::Sample {
-                step,
-                images: iv_images,
-                seconds: iv_seconds,
-                data_wait_seconds: iv_wait,
-                slow_data_steps: iv_slow,
-                loss,
+    /// Builds the model and loads the data: the set-up faults and a job that does not fit.
+    /// Returns the set-up's simulated seconds.
+    fn set_up(&mut self, w: &mut Writer) -> Result<f64, i32> {
+        let (job, p) = (self.job, self.p);
+        let setup = p.setup_seconds * self.faults.slow * self.rng.jitter(0.2);
+        self.sleep(setup);
+        if self.faults.hang_setup {
+            eprintln!("fake-job {}: hanging during set-up (COLLOC_FAKE_HANG_SETUP)", job.job);
+            loop {
+                std::thread::sleep(Duration::from_secs(3600));
+            }
+        }
+        if self.faults.fail_setup {
+            eprintln!("fake-job {}: RuntimeError: injected failure during set-up (COLLOC_FAKE_FAIL_SETUP)", job.job);
+            w.emit(EventBody::Error {
+                kind: ErrorKind::Exception,
+                message: "RuntimeError: injected failure during set-up".into(),
             });
-            samples += 1;
-            (iv_images, iv_seconds, iv_wait, iv_slow) = (0, 0.0, 0.0, 0);
-            if samples == 1 {
-                if let Some(code) = first_sample_faults(&faults, job, w, p) {
-                    return code;
+            w.emit(EventBody::End { reason: EndReason::Error, exit_code: EXIT_ERROR });
+            return Err(EXIT_ERROR);
+        }
+        if let Some(msg) = &p.oom {
+            eprintln!("fake-job {}: torch.OutOfMemoryError: {msg}", job.job);
+            w.emit(EventBody::Error { kind: ErrorKind::Oom, message: msg.clone() });
+            memory_event(w, p.memory_bytes / 2);
+            w.emit(EventBody::End { reason: EndReason::Oom, exit_code: EXIT_OOM });
+            return Err(EXIT_OOM);
+        }
+        Ok(setup)
+    }
+
+    /// The warm-up steps, then `ready`.
+    fn warm_up(&self, w: &mut Writer, setup: f64, rate: f64) {
+        let step_time = self.job.batch_size.max(1) as f64 / rate;
+        let warmup_steps = match self.job.protocol {
+            JobProtocol::Quick { warmup_steps, .. } => warmup_steps as u64,
+            JobProtocol::Paper { .. } => 0,
+        };
+        let warmup = 1.5 + warmup_steps as f64 * step_time * 1.3;
+        self.sleep(warmup);
+        w.emit(EventBody::Ready { setup_seconds: setup, warmup_seconds: warmup, warmup_steps });
+    }
+
+    /// Waits for the release line on stdin (anything else aborts), then starts the window;
+    /// the injected out-of-memory error comes in its first step.
+    fn wait_for_release(&self, w: &mut Writer) -> Result<(), i32> {
+        let job = self.job;
+        let mut line = String::new();
+        let released = std::io::stdin().lock().read_line(&mut line).map(|_| line.trim() == "release").unwrap_or(false);
+        if !released {
+            eprintln!("fake-job {}: aborted before release", job.job);
+            w.emit(EventBody::End { reason: EndReason::Aborted, exit_code: EXIT_ABORTED });
+            return Err(EXIT_ABORTED);
+        }
+        w.emit(EventBody::Release);
+        w.emit(EventBody::WindowStart { step: 0 });
+        if self.faults.oom {
+            let msg = "CUDA out of memory. Tried to allocate 2.00 GiB (injected by COLLOC_FAKE_OOM)".to_string();
+            eprintln!("fake-job {}: torch.OutOfMemoryError: {msg}", job.job);
+            w.emit(EventBody::Error { kind: ErrorKind::Oom, message: msg });
+            memory_event(w, self.p.memory_bytes);
+            w.emit(EventBody::End { reason: EndReason::Oom, exit_code: EXIT_OOM });
+            return Err(EXIT_OOM);
+        }
+        Ok(())
+    }
+
+    /// Trains until the window or the epochs are done, with a sample every `sample_every`
+    /// steps (and at each epoch's end in the paper protocol). Returns (steps, images,
+    /// simulated seconds).
+    fn train(&mut self, w: &mut Writer, rate: f64) -> Result<(u64, u64, f64), i32> {
+        let (job, p) = (self.job, self.p);
+        let batch = job.batch_size.max(1) as u64;
+        let step_time = batch as f64 / rate;
+        let sample_every = match job.protocol {
+            JobProtocol::Quick { sample_every, .. } | JobProtocol::Paper { sample_every, .. } => {
+                sample_every.max(1) as u64
+            }
+        };
+        let per_epoch = ((job.data.train_count as f64 * job.data.fraction) / batch as f64).floor().max(1.0) as u64;
+        let (paper_epochs, window) = match job.protocol {
+            JobProtocol::Paper { epochs, .. } => (Some(epochs.max(1)), f64::INFINITY),
+            JobProtocol::Quick { window_seconds, .. } => (None, window_seconds),
+        };
+        let mut t = Counts::default();
+        let mut loss;
+        loop {
+            let to_sample = sample_every - t.step % sample_every;
+            let n = to_sample.min(per_epoch - t.in_epoch).max(1);
+            let secs = n as f64 * step_time * self.rng.jitter(0.02);
+            self.sleep(secs);
+            t.step += n;
+            t.in_epoch += n;
+            t.images += n * batch;
+            t.epoch_images += n * batch;
+            t.total_seconds += secs;
+            t.epoch_seconds += secs;
+            t.iv_images += n * batch;
+            t.iv_seconds += secs;
+            let wait = secs * p.data_wait_fraction * self.rng.jitter(0.1);
+            t.iv_wait += wait.min(secs);
+            let per_step = wait / n as f64;
+            t.iv_slow += if per_step > 0.1 {
+                n
+            } else if per_step > 0.03 {
+                (n as f64 * 0.2).round() as u64
+            } else {
+                0
+            };
+            loss = 6.9 * (-(t.step as f64) / 4000.0).exp() + 0.9 + 0.05 * (self.rng.unit() - 0.5);
+            let mut stop = false;
+            if t.step % sample_every == 0 {
+                w.emit(t.sample(loss));
+                t.samples += 1;
+                if t.samples == 1 {
+                    if let Some(code) = first_sample_faults(&self.faults, job, w, p) {
+                        return Err(code);
+                    }
+                }
+                stop = paper_epochs.is_none() && t.total_seconds >= window;
+            }
+            if t.in_epoch == per_epoch {
+                if paper_epochs.is_some() && t.iv_images > 0 {
+                    w.emit(t.sample(loss));
+                }
+                let (val_seconds, val_top1, val_loss) = if paper_epochs.is_some() && job.training.validate_every_epoch {
+                    let vs = (job.data.val_count as f64 * job.data.fraction) / (3.0 * rate);
+                    self.sleep(vs);
+                    t.total_seconds += vs;
+                    let top1 = 60.0 * (1.0 - (-(t.epoch as f64 + 1.0) / 4.0).exp()) * self.rng.jitter(0.02);
+                    (Some(vs), Some(top1.clamp(0.0, 100.0)), Some(loss + 0.1))
+                } else {
+                    (None, None, None)
+                };
+                w.emit(EventBody::EpochEnd {
+                    epoch: t.epoch,
+                    images: t.epoch_images,
+                    train_seconds: t.epoch_seconds,
+                    val_seconds,
+                    val_top1,
+                    val_loss,
+                });
+                t.epoch += 1;
+                (t.in_epoch, t.epoch_images, t.epoch_seconds) = (0, 0, 0.0);
+                if paper_epochs == Some(t.epoch) {
+                    break;
                 }
             }
-            stop = paper_epochs.is_none() && total_seconds >= window;
-        }
-        if in_epoch == per_epoch {
-            if paper_epochs.is_some() && iv_images > 0 {
-                w.emit(EventBody::Sample {
-                    step,
-                    images: iv_images,
-                    seconds: iv_seconds,
-                    data_wait_seconds: iv_wait,
-                    slow_data_steps: iv_slow,
-                    loss,
-                });
-                (iv_images, iv_seconds, iv_wait, iv_slow) = (0, 0.0, 0.0, 0);
-            }
-            let (val_seconds, val_top1, val_loss) = if paper_epochs.is_some() && job.training.validate_every_epoch {
-                let vs = (job.data.val_count as f64 * job.data.fraction) / (3.0 * rate);
-                sleep(vs);
-                total_seconds += vs;
-                let top1 = 60.0 * (1.0 - (-(epoch as f64 + 1.0) / 4.0).exp()) * rng.jitter(0.02);
-                (Some(vs), Some(top1.clamp(0.0, 100.0)), Some(loss + 0.1))
-            } else {
-                (None, None, None)
-            };
-            w.emit(EventBody::EpochEnd {
-                epoch,
-                images: epoch_images,
-                train_seconds: epoch_seconds,
-                val_seconds,
-                val_top1,
-                val_loss,
-            });
-            epoch += 1;
-            (in_epoch, epoch_images, epoch_seconds) = (0, 0, 0.0);
-            if paper_epochs == Some(epoch) {
+            if stop {
                 break;
             }
         }
-        if stop {
-            break;
-        }
+        Ok((t.step, t.images, t.total_seconds))
     }
-    w.emit(EventBody::WindowEnd { step, images, seconds: total_seconds });
-    memory_event(w, p.memory_bytes);
-    let reason = if paper_epochs.is_some() { EndReason::Completed } else { EndReason::WindowDone };
-    eprintln!("fake-job {}: {images} images in {total_seconds:.1} simulated s", job.job);
-    w.emit(EventBody::End { reason, exit_code: EXIT_OK });
-    EXIT_OK
 }
 
 fn first_sample_faults(f: &Faults, job: &JobFile, w: &mut Writer, p: &FakeParams) -> Option<i32> {
