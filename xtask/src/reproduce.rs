@@ -96,10 +96,7 @@ pub fn reproduce(root: &Path, campaign: Option<&str>, check: bool, out: Option<&
         None if name == artifact.shipped_campaign.value => root.to_path_buf(),
         None => root.join("target/reproduce").join(&name),
     };
-    let dir: PathBuf = match artifact.campaigns.iter().find(|c| c.name.value == name).and_then(|c| c.out.as_ref()) {
-        Some(out) => root.join(&out.value),
-        None => root.join("data").join(&name),
-    };
+    let dir = crate::campaign_dir(artifact, root, &name);
     if !dir.is_dir() {
         bail!("campaign {name}: no traces at {} (run it with `cargo xtask run --campaign {name}`)", dir.display());
     }
