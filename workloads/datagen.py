@@ -5,15 +5,21 @@ the real data.
 
 A set is written once under a cache directory, in the ImageFolder layout
 (`train/c0007/0000042.png`), with `SHA256SUMS` (one line per file, sha256sum format) and
-`dataset.json` (its parameters, file count, bytes and the sha256 of SHA256SUMS). The same
-parameters give the same bytes with the same numpy and Pillow (their versions are recorded
-in dataset.json). Pictures are smooth colour fields with noise; each class has its own
-colour layout, so a model can learn the labels. Image i of a split has class i mod classes.
+`dataset.json` (its parameters, file count, bytes, the sha256 of SHA256SUMS, the style of
+its pictures and a summary of file and picture sizes). The same parameters give the same
+bytes with the same numpy and Pillow (their versions are recorded in dataset.json).
+Pictures are made up like photographs (see "pictures" below) and as large as the real
+dataset's files: CIFAR-10-like 32 px PNG of about 2.4 KB, 64 px PNG of about 9 KB like
+downsampled ImageNet, and ImageNet-like JPEG of about 110 KB on average at sizes like
+ImageNet's (mostly 500 x 375). Each class has its own colour layout, so a model can learn
+the labels. Image i of a split has class i mod classes.
 
     python3 workloads/datagen.py generate --out CACHE --name cifar10 [--fraction 0.1] [--seed 42]
     python3 workloads/datagen.py verify CACHE/cifar10-32px-png-t5000-v1000-c10-s42 [--full]
+    python3 workloads/datagen.py cost CACHE/cifar10-32px-png-t5000-v1000-c10-s42 [--workers 4]
 
-Needs numpy and Pillow.
+Needs numpy and Pillow; `cost` (decode cost per image and of the training loader on this
+host, written to decode-cost.json beside dataset.json) also PyTorch, torchvision and timm.
 """
 
 import argparse
@@ -30,12 +36,11 @@ import shutil
 import sys
 from dataclasses import asdict, dataclass
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2     # 2: photograph-like pictures, ImageNet-like sizes; 1: colour fields with noise
 EXTENSIONS = {"png": ".png", "jpeg": ".jpg"}
 SPLITS = ("train", "val")
 CHUNK = 1000          # images per task of a worker
-VARIABLE_SIDES = (240, 500)  # side range of variable-size (ImageNet-like) pictures
-JPEG_QUALITY = 90
+VARIABLE_SIDES = (64, 1600)  # bounds of either side of variable-size (ImageNet-like) pictures
 
 
 def _stderr(message):
@@ -89,49 +94,205 @@ def params_for_job(job):
 
 
 # --- pictures ---------------------------------------------------------------------------
+#
+# A picture is built like a photograph is made up: a smooth colour layout (the class's own,
+# so that a model can learn the labels), a few flat-coloured shapes with sharp edges, a
+# luminance texture with the 1/f amplitude spectrum of natural images plus a little white
+# sensor noise, stronger in some areas than in others, and two smoother chroma textures
+# (colour varies more slowly than brightness), mixed into RGB as YCbCr is. The strength of
+# the texture, drawn per picture from a log-normal spread, sets how well the picture
+# compresses; each style's strength is chosen so that the files come out about as large as
+# the real dataset's.
+
+@dataclass(frozen=True)
+class Style:
+    """How the pictures of a set look and are stored."""
+    texture: float            # std of the luminance texture, in grey levels
+    white: float              # std of the white noise, as a share of the texture's
+    chroma: float             # std of each chroma texture, as a share of the texture's
+    spread: float             # log-normal spread (sigma) of the texture per picture
+    shapes: int               # flat-coloured shapes per picture: shapes // 2 to shapes
+    quality: tuple = (90, 90)  # JPEG quality, drawn per picture from this range (inclusive)
+
+
+STYLES = {
+    # 32 px PNG, as large as CIFAR-10's PNG files (2-3 KB; these about 2.4 KB).
+    "cifar10-like": Style(texture=8.0, white=0.10, chroma=0.35, spread=0.5, shapes=3),
+    # 64 px PNG, like downsampled ImageNet's images stored as PNG (these about 9 KB).
+    "imagenet64-like": Style(texture=9.0, white=0.10, chroma=0.35, spread=0.5, shapes=4),
+    # JPEG photographs, as large as ImageNet's (about 110 KB at about 500 x 375).
+    "photo": Style(texture=25.0, white=0.10, chroma=0.35, spread=0.35, shapes=8, quality=(80, 95)),
+}
+
+# ImageNet-like picture sizes: the longer side is 500 px for most pictures (the size the
+# pictures were collected at), smaller or larger for the rest; aspect ratios 4:3 first,
+# then 3:2, 1:1, 5:4, 16:9 and any between 1 and 2.2; one in five upright.
+LONG_SIDE = ((0.75, 500, 500), (0.18, 120, 499), (0.07, 501, 1600))  # (share, low, high), log-uniform
+ASPECTS = ((0.55, 4 / 3), (0.15, 3 / 2), (0.08, 1.0), (0.05, 5 / 4), (0.04, 16 / 9), (0.13, None))
+UPRIGHT = 0.2
+
+
+def style_for(params):
+    """The style name of a set: `photo` for JPEG, by image side for PNG."""
+    if params.format == "jpeg":
+        return "photo"
+    return "cifar10-like" if 0 < params.image_size <= 32 else "imagenet64-like"
+
+
+def _pick(rng, table):
+    u, total = rng.random(), 0.0
+    for row in table:
+        total += row[0]
+        if u < total:
+            return row
+    return table[-1]
+
+
+def picture_size(params, rng):
+    """(height, width) of a picture: the set's side, or ImageNet-like for variable sizes."""
+    if params.image_size:
+        return params.image_size, params.image_size
+    import math
+    _, low, high = _pick(rng, LONG_SIDE)
+    long_side = low if low == high else math.exp(rng.uniform(math.log(low), math.log(high)))
+    ratio = _pick(rng, ASPECTS)[1] or math.exp(rng.uniform(0.0, math.log(2.2)))
+    lo, hi = VARIABLE_SIDES
+    long_side = min(hi, max(lo, round(long_side)))
+    short_side = min(hi, max(lo, round(long_side / ratio)))
+    return (long_side, short_side) if rng.random() < UPRIGHT else (short_side, long_side)
+
+
+_FILTERS = {}
+
+
+def _spectrum_filter(h, w, white):
+    """Amplitudes of the half spectrum (h, w // 2 + 1) of a field with a 1/f amplitude
+    spectrum of unit std plus white noise of std `white` (cached per size)."""
+    import numpy as np
+    key = (h, w, white)
+    a = _FILTERS.get(key)
+    if a is None:
+        fy = np.fft.fftfreq(h).astype(np.float32)[:, None]
+        fx = np.fft.rfftfreq(w).astype(np.float32)[None, :]
+        f = np.sqrt(fx * fx + fy * fy)
+        f[0, 0] = 1.0
+        a = 1.0 / f
+        a[0, 0] = 0.0
+        a /= np.sqrt(2 * float((a * a).sum()))
+        a += np.float32(white / np.sqrt(h * w))
+        a[0, 0] = 0.0
+        if len(_FILTERS) > 512:
+            _FILTERS.clear()
+        _FILTERS[key] = a
+    return a
+
+
+def _field(rng, h, w, white=0.0):
+    """A random field (h, w, float32) with a 1/f amplitude spectrum, std about 1."""
+    import numpy as np
+    a = _spectrum_filter(h, w, white)
+    spectrum = rng.standard_normal(a.shape + (2,), dtype=np.float32).view(np.complex64)[..., 0]
+    spectrum *= a
+    return np.fft.irfft2(spectrum, s=(h, w), norm="forward").astype(np.float32, copy=False)
+
+
+def _smooth_field(rng, h, w, scale=4):
+    """A 1/f field made at 1/scale of the size and enlarged: little fine detail."""
+    import numpy as np
+    from PIL import Image
+    low = _field(rng, max(2, -(-h // scale)), max(2, -(-w // scale)))
+    return np.array(Image.fromarray(low, "F").resize((w, h), Image.BILINEAR))
+
 
 def picture(params, split, index):
     """The pixels (h, w, 3, uint8) of image `index` of `split`: a function of the
     parameters alone."""
     import numpy as np
-    from PIL import Image
+    from PIL import Image, ImageDraw
+    style = STYLES[style_for(params)]
     label = index % params.classes
     rng = np.random.default_rng([params.seed, SPLITS.index(split), index])
-    class_grid = np.random.default_rng([params.seed, 1 << 20, label]).uniform(0, 255, (6, 6, 3))
-    if params.image_size:
-        h = w = params.image_size
-    else:
-        h, w = (int(v) for v in rng.integers(VARIABLE_SIDES[0], VARIABLE_SIDES[1] + 1, size=2))
-    grid = (0.6 * class_grid + 0.4 * rng.uniform(0, 255, (6, 6, 3))).astype(np.uint8)
-    smooth = np.asarray(Image.fromarray(grid, "RGB").resize((w, h), Image.BILINEAR), dtype=np.int16)
-    noise = np.frombuffer(rng.bytes(h * w * 3), np.uint8).reshape(h, w, 3) >> 3  # 0..31
-    return np.clip(smooth + noise - 16, 0, 255).astype(np.uint8)
+    class_rng = np.random.default_rng([params.seed, 1 << 20, label])
+    class_grid = class_rng.uniform(0, 255, (6, 6, 3))
+    palette = class_rng.uniform(20, 235, (8, 3))
+    h, w = picture_size(params, rng)
+    grid = 0.6 * class_grid + 0.4 * rng.uniform(0, 255, (6, 6, 3))
+    grey = grid.mean(axis=2, keepdims=True)
+    grid = (grey + 0.6 * (grid - grey)).astype(np.uint8)  # photographs are seldom saturated
+    layout = Image.fromarray(grid, "RGB").resize((w, h), Image.BILINEAR)
+    draw = ImageDraw.Draw(layout)
+    for _ in range(int(rng.integers(max(1, style.shapes // 2), style.shapes + 1))):
+        cx, cy = rng.uniform(0, w), rng.uniform(0, h)
+        rx, ry = rng.uniform(0.05, 0.4) * w, rng.uniform(0.05, 0.4) * h
+        colour = 0.5 * palette[int(rng.integers(0, len(palette)))] + 0.5 * rng.uniform(0, 255, 3)
+        colour = tuple(int(c) for c in colour)
+        if rng.random() < 0.5:
+            draw.ellipse([cx - rx, cy - ry, cx + rx, cy + ry], fill=colour)
+        else:
+            angles = np.sort(rng.uniform(0, 2 * np.pi, int(rng.integers(3, 7))))
+            draw.polygon([(cx + rx * np.cos(t), cy + ry * np.sin(t)) for t in angles], fill=colour)
+    strength = np.float32(style.texture * float(np.exp(rng.normal(0.0, style.spread))))
+    luma = _field(rng, h, w, style.white)
+    luma *= strength
+    # Detail varies over the picture: smooth areas (sky, walls) beside textured ones.
+    detail = _smooth_field(rng, h, w, scale=8)
+    detail *= np.float32(0.5)
+    luma *= np.exp(detail, out=detail)
+    cb = _smooth_field(rng, h, w)
+    cb *= np.float32(style.chroma) * strength
+    cr = _smooth_field(rng, h, w)
+    cr *= np.float32(style.chroma) * strength
+    base = np.asarray(layout, dtype=np.float32)
+    out = np.empty((h, w, 3), np.uint8)
+    for c, (kb, kr) in enumerate(((0.0, 1.402), (-0.344, -0.714), (1.772, 0.0))):  # YCbCr to RGB
+        plane = base[..., c] + luma
+        if kb:
+            plane += np.float32(kb) * cb
+        if kr:
+            plane += np.float32(kr) * cr
+        np.clip(plane, 0, 255, out=plane)
+        out[..., c] = plane
+    return out
 
 
-def encode(params, pixels):
+def jpeg_quality(params, split, index):
+    import numpy as np
+    low, high = STYLES[style_for(params)].quality
+    rng = np.random.default_rng([params.seed, SPLITS.index(split), index, 1])
+    return int(rng.integers(low, high + 1))
+
+
+def encode(params, pixels, quality=None):
     from PIL import Image
     buf = io.BytesIO()
     image = Image.fromarray(pixels, "RGB")
     if params.format == "png":
         image.save(buf, format="PNG", compress_level=6)
     else:
-        image.save(buf, format="JPEG", quality=JPEG_QUALITY)
+        image.save(buf, format="JPEG", quality=quality or STYLES[style_for(params)].quality[1])
     return buf.getvalue()
+
+
+def image_file(params, split, index):
+    """(the file's bytes, (width, height)) of image `index` of `split`."""
+    pixels = picture(params, split, index)
+    quality = jpeg_quality(params, split, index) if params.format == "jpeg" else None
+    return encode(params, pixels, quality), (pixels.shape[1], pixels.shape[0])
 
 
 def _write_chunk(task):
     """Worker: writes images [start, stop) of a split under root; returns
-    [(relpath, sha256 hex, bytes)]."""
+    [(relpath, sha256 hex, bytes, width, height)]."""
     root, params, split, start, stop = task
     out = []
     for index in range(start, stop):
         rel = params.relpath(split, index)
-        data = encode(params, picture(params, split, index))
+        data, (width, height) = image_file(params, split, index)
         path = os.path.join(root, rel)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "wb") as f:
             f.write(data)
-        out.append((rel, hashlib.sha256(data).hexdigest(), len(data)))
+        out.append((rel, hashlib.sha256(data).hexdigest(), len(data), width, height))
     return out
 
 
@@ -145,7 +306,7 @@ def _versions():
 
 def _estimate_bytes(params):
     sample = min(16, params.train)
-    size = sum(len(encode(params, picture(params, "train", i))) for i in range(sample)) / sample
+    size = sum(len(image_file(params, "train", i)[0]) for i in range(sample)) / sample
     return int(size * (params.train + params.val) * 1.05) + (params.train + params.val) * 64
 
 
@@ -174,16 +335,49 @@ def generate(root, params, workers=None, log=_stderr):
                 if done % max(1, len(tasks) // 10) == 0:
                     log(f"  {done}/{len(tasks)} chunks")
     entries.sort()
-    sums = "".join(f"{sha}  {rel}\n" for rel, sha, _ in entries).encode()
+    sums = "".join(f"{e[1]}  {e[0]}\n" for e in entries).encode()
     with open(os.path.join(root, "SHA256SUMS"), "wb") as f:
         f.write(sums)
+    style = style_for(params)
     meta = {"format_version": FORMAT_VERSION, "params": asdict(params), "files": len(entries),
-            "bytes": sum(size for _, _, size in entries),
-            "sha256sums": hashlib.sha256(sums).hexdigest(), "generator": _versions()}
+            "bytes": sum(e[2] for e in entries),
+            "sha256sums": hashlib.sha256(sums).hexdigest(), "generator": _versions(),
+            "style": {"name": style, **asdict(STYLES[style])},
+            "summary": {split: summarize([e for e in entries if e[0].startswith(split + "/")])
+                        for split in SPLITS if params.count(split)}}
     with open(os.path.join(root, "dataset.json"), "w", encoding="utf-8") as f:
         json.dump(meta, f, indent=2)
         f.write("\n")
     return meta
+
+
+def _quantile(sorted_values, q):
+    """The q-quantile of sorted values (linear between the nearest ranks)."""
+    pos = (len(sorted_values) - 1) * q
+    lo = int(pos)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+
+
+def summarize(entries):
+    """File sizes and picture sizes of [(relpath, sha256, bytes, width, height)]: what
+    dataset.json records under `summary`, to compare with the real dataset's."""
+    sizes = sorted(e[2] for e in entries)
+    widths = sorted(e[3] for e in entries)
+    heights = sorted(e[4] for e in entries)
+    pixels = sorted(e[3] * e[4] for e in entries)
+    n = len(entries)
+    return {
+        "files": n,
+        "bytes": {"mean": round(sum(sizes) / n, 1), "median": _quantile(sizes, 0.5),
+                  "p5": _quantile(sizes, 0.05), "p95": _quantile(sizes, 0.95),
+                  "min": sizes[0], "max": sizes[-1]},
+        "width": {"median": _quantile(widths, 0.5), "min": widths[0], "max": widths[-1]},
+        "height": {"median": _quantile(heights, 0.5), "min": heights[0], "max": heights[-1]},
+        "pixels": {"mean": round(sum(pixels) / n, 1), "median": _quantile(pixels, 0.5)},
+        "landscape_4_3": round(sum(1 for e in entries if 3 * e[3] == 4 * e[4]) / n, 4),
+        "upright": round(sum(1 for e in entries if e[4] > e[3]) / n, 4),
+    }
 
 
 def read_meta(set_dir):
@@ -287,6 +481,124 @@ def ensure(cache_dir, params, workers=None, log=_stderr):
     return final
 
 
+# --- decode cost -----------------------------------------------------------------------
+
+COST_FILE = "decode-cost.json"   # beside dataset.json; host-dependent, so not in SHA256SUMS
+COST_IMAGES = {"png": 1500, "jpeg": 300}
+
+
+def _host():
+    cpu = None
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), None)
+    except OSError:
+        pass
+    return {"cpu_model": cpu, "cpu_cores": os.cpu_count(), "machine": platform.machine()}
+
+
+def _training_loader(set_dir, model, workers, batch_size, cuda_path):
+    """The training loader train.py builds for this set (its Trainer.loader), on the CPU.
+    `cuda_path`: as on a CUDA device, where the workers hand uint8 arrays to the GPU, which
+    normalises them (timm's prefetcher); else as on the CPU (ToTensor and normalisation in
+    the workers)."""
+    import timm
+    import timm.data
+    import torch
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import jobspec
+    import train
+    job, opts = jobspec.parse_args(["--model", model, "--batch-size", str(batch_size),
+                                    "--workers", str(workers), "--device", "cpu"])
+    trainer = train.Trainer(job, opts, None, 0.0)
+    net = timm.create_model(model, pretrained=False, num_classes=job.training.num_classes)
+    cfg = timm.data.resolve_data_config({}, model=net)
+    trainer.shape = tuple(cfg["input_size"][1:])
+    trainer.cuda, trainer.device = cuda_path, torch.device("cpu")
+    samples = train.scan_split(os.path.join(set_dir, "train"))[0]
+    loader = trainer.loader(timm, cfg, samples, True)
+    return loader, samples
+
+
+def measure_cost(set_dir, images=None, workers=4, batches=30, batch_size=128, model="resnet50",
+                 log=_stderr):
+    """Measures what decoding the set costs on this host, as train.py's training loader does
+    it, and writes it to COST_FILE in the set's directory; returns it. One core: open and
+    decode (PIL, to RGB), then the training transform (RandomResizedCrop to the model's
+    input, flip, ColorJitter 0.4; then ToTensor and normalisation on the CPU path, a uint8
+    array on the CUDA path), image after image in this process with one torch thread, over
+    an evenly spaced sample of `images` training images read once before (page cache). The
+    loader: `workers` worker processes on the CUDA path, images per second over `batches`
+    batches after the first. Needs PyTorch, torchvision and timm."""
+    import random
+    import time
+    import torch
+    import timm
+    import torchvision
+    from PIL import Image
+    meta = verify(set_dir)
+    fmt = meta["params"]["format"]
+    torch.set_num_threads(1)
+    random.seed(0)
+    torch.manual_seed(0)
+    result = {"format_version": 1, "set": os.path.basename(os.path.normpath(set_dir)),
+              "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "host": _host(),
+              "software": {**_versions(), "torch": torch.__version__, "torchvision": torchvision.__version__,
+                           "timm": timm.__version__},
+              "model": model, "single_core": {}, "loader": None}
+    for path_name, cuda_path in (("cuda_path", True), ("cpu_path", False)):
+        loader, samples = _training_loader(set_dir, model, workers, batch_size, cuda_path)
+        transform = loader.dataset.transform
+        n = min(len(samples), images or COST_IMAGES.get(fmt, 500))
+        chosen = [samples[i * len(samples) // n][0] for i in range(n)]
+        for path in chosen:  # into the page cache
+            with open(path, "rb") as f:
+                f.read()
+        decode, total = [], []
+        for path in chosen:
+            t0 = time.perf_counter()
+            with open(path, "rb") as f:
+                image = Image.open(f).convert("RGB")
+            t1 = time.perf_counter()
+            transform(image)
+            t2 = time.perf_counter()
+            decode.append(t1 - t0)
+            total.append(t2 - t0)
+        total.sort()
+        result["single_core"][path_name] = {
+            "images": n, "decode_ms": round(1e3 * sum(decode) / n, 4),
+            "transform_ms": round(1e3 * (sum(total) - sum(decode)) / n, 4),
+            "total_ms": round(1e3 * sum(total) / n, 4), "total_ms_median": round(1e3 * _quantile(total, 0.5), 4),
+            "total_ms_p95": round(1e3 * _quantile(total, 0.95), 4),
+            "images_per_second": round(n / sum(total), 1)}
+        log(f"{result['set']}: {path_name}: {result['single_core'][path_name]['total_ms']:.3f} ms per image on one core")
+        if cuda_path:
+            data_loader = getattr(loader, "loader", loader)  # under timm's prefetcher: the workers' output
+            if len(data_loader) == 0:
+                raise DatasetError(f"{set_dir}: fewer training images than one batch of {batch_size}")
+            seen, t0, it = 0, None, iter(data_loader)
+            while seen < batches:
+                batch = next(it, None)
+                if batch is None:
+                    it = iter(data_loader)  # a new epoch (persistent workers)
+                    continue
+                if t0 is None:
+                    t0 = time.perf_counter()  # the first batch pays the workers' start
+                    continue
+                seen += 1
+            seconds = time.perf_counter() - t0
+            result["loader"] = {"path": path_name, "workers": workers, "batch_size": batch_size, "batches": batches,
+                                "seconds": round(seconds, 3),
+                                "images_per_second": round(batches * batch_size / seconds, 1)}
+            log(f"{result['set']}: {workers} workers: {result['loader']['images_per_second']:.0f} images/s")
+            del it, data_loader
+        del loader
+    with open(os.path.join(set_dir, COST_FILE), "w", encoding="utf-8") as f:
+        json.dump(result, f, indent=2)
+        f.write("\n")
+    return result
+
+
 # --- command line ----------------------------------------------------------------------
 
 def main(argv=None):
@@ -309,9 +621,26 @@ def main(argv=None):
     v = sub.add_parser("verify", help="check a set")
     v.add_argument("set_dir")
     v.add_argument("--full", action="store_true", help="re-hash every file")
+    c = sub.add_parser("cost", help=f"measure the decode cost of a set on this host (writes {COST_FILE}; "
+                                    "needs PyTorch, torchvision and timm)")
+    c.add_argument("set_dir")
+    c.add_argument("--images", type=int, help="images timed on one core (default: 1500 PNG, 300 JPEG)")
+    c.add_argument("--workers", type=int, default=4, help="loader workers (default: the paper's 4)")
+    c.add_argument("--batches", type=int, default=30, help="batches timed through the loader (default 30)")
+    c.add_argument("--batch-size", type=int, default=128)
+    c.add_argument("--model", default="resnet50", help="model whose input size and mean the transform uses")
     args = parser.parse_args(argv)
 
     try:
+        if args.command == "cost":
+            try:
+                result = measure_cost(args.set_dir, args.images, args.workers, args.batches, args.batch_size,
+                                      args.model)
+            except ImportError as e:
+                print(f"datagen: cost needs PyTorch, torchvision and timm: {e}", file=sys.stderr)
+                return 1
+            print(json.dumps(result, indent=2))
+            return 0
         if args.command == "verify":
             meta = verify(args.set_dir, full=args.full)
             print(f"{args.set_dir}: {meta['files']} files, {meta['bytes']} bytes ok")

@@ -148,5 +148,93 @@ class GenerateTest(unittest.TestCase):
         self.assertIn("no dataset.json", err.getvalue())
 
 
+@unittest.skipUnless(have("numpy", "PIL"), "numpy and Pillow are needed to generate images")
+class PicturesTest(unittest.TestCase):
+    CIFAR = datagen.SetParams("cifar10", 32, "png", 50000, 10000, 10, 42)
+    IMAGENET = datagen.SetParams("imagenet", 0, "jpeg", 1281167, 50000, 1000, 42)
+
+    def test_styles(self):
+        self.assertEqual(datagen.style_for(self.CIFAR), "cifar10-like")
+        self.assertEqual(datagen.style_for(datagen.SetParams("imagenet64", 64, "png", 9, 0, 3, 0)), "imagenet64-like")
+        self.assertEqual(datagen.style_for(self.IMAGENET), "photo")
+        self.assertEqual(datagen.style_for(TINY), "cifar10-like")
+
+    def test_file_sizes_like_the_real_sets(self):
+        cifar = [len(datagen.image_file(self.CIFAR, "train", i)[0]) for i in range(40)]
+        self.assertTrue(1800 < sum(cifar) / len(cifar) < 3000, cifar)  # CIFAR-10's PNG files: 2-3 KB
+        photo = datagen.SetParams("photo", 0, "jpeg", 1000, 0, 10, 42)
+        sizes = [datagen.image_file(photo, "train", i) for i in range(12)]
+        per_pixel = sum(len(b) for b, _ in sizes) / sum(w * h for _, (w, h) in sizes)
+        self.assertTrue(0.3 < per_pixel < 1.0, per_pixel)  # ImageNet: about 110 KB at 500 x 375
+
+    def test_variable_sizes_like_imagenet(self):
+        import numpy as np
+        sizes = [datagen.picture_size(self.IMAGENET, np.random.default_rng([1, i])) for i in range(2000)]
+        heights, widths = sorted(h for h, _ in sizes), sorted(w for _, w in sizes)
+        self.assertEqual((widths[1000], heights[1000]), (500, 375))  # the median picture: 500 x 375
+        self.assertTrue(all(datagen.VARIABLE_SIDES[0] <= s <= datagen.VARIABLE_SIDES[1]
+                            for size in sizes for s in size))
+        self.assertTrue(0.1 < sum(h > w for h, w in sizes) / len(sizes) < 0.3)  # some upright
+        self.assertGreater(len(set(sizes)), 100)
+        self.assertEqual(datagen.picture_size(self.CIFAR, None), (32, 32))
+
+    def test_pictures_are_not_noise(self):
+        import numpy as np
+        pixels = datagen.picture(datagen.SetParams("p", 256, "jpeg", 1, 0, 1, 3), "train", 0)
+        grey = pixels.astype(np.float64).mean(axis=2)
+        power = np.abs(np.fft.rfft2(grey - grey.mean())) ** 2
+        fy = np.abs(np.fft.fftfreq(256))[:, None]
+        fx = np.fft.rfftfreq(256)[None, :]
+        f = np.hypot(fx, fy)
+        low, high = power[(f > 0) & (f < 0.05)].mean(), power[f > 0.25].mean()
+        self.assertGreater(low / high, 50)  # falls off with frequency like a photograph (1 for noise)
+        # Neighbouring pixels are alike; colour channels move together.
+        self.assertGreater(np.corrcoef(grey[:, :-1].ravel(), grey[:, 1:].ravel())[0, 1], 0.6)  # noise: 0
+        channels = pixels.reshape(-1, 3).T.astype(np.float64)
+        self.assertGreater(np.corrcoef(channels).min(), 0.3)
+
+    def test_manifest_summary_and_version(self):
+        cache = tempdir(self)
+        params = datagen.SetParams("var", 0, "jpeg", 6, 2, 2, 5)
+        root = datagen.ensure(cache, params, workers=1, log=quiet)
+        meta = datagen.read_meta(root)
+        self.assertEqual(meta["format_version"], 2)
+        self.assertEqual(meta["style"]["name"], "photo")
+        self.assertEqual(meta["summary"]["train"]["files"], 6)
+        self.assertEqual(meta["summary"]["val"]["files"], 2)
+        sizes = [os.path.getsize(os.path.join(root, params.relpath("train", i))) for i in range(6)]
+        self.assertEqual(meta["summary"]["train"]["bytes"]["max"], max(sizes))
+        # A set of an older generator is not reused silently: it is made again.
+        meta["format_version"] = 1
+        with open(os.path.join(root, "dataset.json"), "w") as f:
+            json.dump(meta, f)
+        with self.assertRaisesRegex(datagen.DatasetError, "format_version 1, expected 2"):
+            datagen.verify(root, params)
+        messages = []
+        datagen.ensure(cache, params, workers=1, log=messages.append)
+        self.assertIn("generating the set again", messages[0])
+        self.assertEqual(datagen.read_meta(root)["format_version"], 2)
+
+
+@unittest.skipUnless(have("numpy", "PIL", "torch", "torchvision", "timm"), "PyTorch, torchvision and timm are needed")
+class CostTest(unittest.TestCase):
+    def test_cost_is_written_beside_the_set(self):
+        params = datagen.SetParams("tiny", 16, "png", 12, 0, 3, 1)
+        root = datagen.ensure(tempdir(self), params, workers=1, log=quiet)
+        result = datagen.measure_cost(root, images=6, workers=1, batches=2, batch_size=4, model="resnet18",
+                                      log=quiet)
+        with open(os.path.join(root, datagen.COST_FILE)) as f:
+            self.assertEqual(json.load(f), result)
+        for path in ("cuda_path", "cpu_path"):
+            one = result["single_core"][path]
+            self.assertEqual(one["images"], 6)
+            self.assertAlmostEqual(one["total_ms"], one["decode_ms"] + one["transform_ms"], places=3)
+        self.assertEqual(result["loader"]["workers"], 1)
+        self.assertGreater(result["loader"]["images_per_second"], 0)
+        datagen.verify(root, params, full=True)  # the cost file is no part of the set
+        with self.assertRaisesRegex(datagen.DatasetError, "fewer training images than one batch"):
+            datagen.measure_cost(root, images=2, workers=0, batches=1, batch_size=64, model="resnet18", log=quiet)
+
+
 if __name__ == "__main__":
     unittest.main()
