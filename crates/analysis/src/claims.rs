@@ -358,7 +358,7 @@ fn max_aggregate_ratio(r: &Results, f: &Filter) -> QueryValue {
     let (ws, stood) = f.workloads(r, f.min_jobs(if f.jobs.is_some() { 1 } else { 2 }));
     let best = ws
         .iter()
-        .filter_map(|w| w.aggregate_ratio.map(|s| (s.median, *w)))
+        .filter_map(|w| w.stats.aggregate_ratio.map(|s| (s.median, *w)))
         .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.id.cmp(&a.1.id)));
     match best {
         Some((v, w)) => {
@@ -370,7 +370,7 @@ fn max_aggregate_ratio(r: &Results, f: &Filter) -> QueryValue {
 
 fn per_job_epoch_time_grows(r: &Results, f: &Filter) -> QueryValue {
     let (ws, stood) = f.workloads(r, f.min_jobs(2));
-    let measured: Vec<f64> = ws.iter().filter_map(|w| w.per_job_slowdown.map(|s| s.median)).collect();
+    let measured: Vec<f64> = ws.iter().filter_map(|w| w.stats.per_job_slowdown.map(|s| s.median)).collect();
     if measured.is_empty() {
         return QueryValue { value: None, detail: why_none(r, &ws, "collocated workload") };
     }
@@ -529,7 +529,7 @@ fn memory_fit_mismatches(r: &Results, f: &Filter) -> QueryValue {
         .baselines
         .iter()
         .filter(|b| b.data == f.data)
-        .filter_map(|b| b.memory_bytes.map(|m| ((b.model.clone(), b.dataset.clone(), b.batch_size), m.median)))
+        .filter_map(|b| b.stats.memory_bytes.map(|m| ((b.model.clone(), b.dataset.clone(), b.batch_size), m.median)))
         .collect();
     let mut checked = 0;
     let mut over = 0;

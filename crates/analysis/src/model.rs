@@ -8,6 +8,8 @@ use colloc_trace::meta::RunStatus;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+pub use crate::aggregate::{BaselineStats, JobStats, WorkloadStats};
+
 /// Everything the report needs from one campaign.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Results {
@@ -244,22 +246,10 @@ pub struct WorkloadResult {
     pub status: RunStatus,
     /// Distinct reasons of the runs that are not ok.
     pub reasons: Vec<String>,
-    pub aggregate_throughput: Option<Stats>,
-    pub aggregate_ratio: Option<Stats>,
-    pub energy_per_image_j: Option<Stats>,
-    /// Over all jobs and repetitions.
-    pub per_job_epoch_seconds: Option<Stats>,
-    pub per_job_slowdown: Option<Stats>,
-    pub data_wait_share: Option<Stats>,
-    pub cpu_cores_total: Option<Stats>,
-    pub mem_used_bytes_max: Option<Stats>,
-    pub mem_used_share: Option<Stats>,
-    pub sm_activity_pct: Option<Stats>,
-    pub sm_occupancy_pct: Option<Stats>,
-    pub tensor_activity_pct: Option<Stats>,
-    pub dram_bw_util_pct: Option<Stats>,
-    pub gpu_util_pct: Option<Stats>,
-    pub power_w: Option<Stats>,
+    /// Statistics over the counted repetitions (see [`WorkloadStats`]).
+    #[serde(flatten)]
+    pub stats: WorkloadStats,
+    /// Per job, in the order of `jobs`.
     pub job_stats: Vec<JobStats>,
 }
 
@@ -342,21 +332,6 @@ pub struct PlannedJobInfo {
     pub mps_mem_limit_mib: Option<u64>,
 }
 
-/// One job position of a workload over its repetitions.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JobStats {
-    pub index: u32,
-    pub model: String,
-    pub throughput: Option<Stats>,
-    pub epoch_seconds: Option<Stats>,
-    pub measured_epoch_seconds: Option<Stats>,
-    pub slowdown: Option<Stats>,
-    pub data_wait_share: Option<Stats>,
-    pub cpu_cores: Option<Stats>,
-    pub gpu_mem_bytes_max: Option<Stats>,
-    pub torch_peak_reserved_bytes: Option<Stats>,
-}
-
 /// A model alone on the whole GPU (`exclusive` mode).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Baseline {
@@ -367,14 +342,8 @@ pub struct Baseline {
     /// `exclusive`, or `naive` with one job when the campaign has no exclusive run of it.
     pub mode: Mode,
     pub workload_ids: Vec<String>,
-    pub throughput: Stats,
-    pub epoch_seconds: Option<Stats>,
-    pub measured_epoch_seconds: Option<Stats>,
-    /// Peak device memory of the job (NVML, else PyTorch reserved).
-    pub memory_bytes: Option<Stats>,
-    pub data_wait_share: Option<Stats>,
-    pub cpu_cores: Option<Stats>,
-    pub sm_activity_pct: Option<Stats>,
+    #[serde(flatten)]
+    pub stats: BaselineStats,
 }
 
 /// The modes of one configuration side by side (medians over repetitions).

@@ -9,15 +9,15 @@ use crate::model::Stats;
 
 /// A frame being built row by row: text key columns and numeric metric columns.
 pub(crate) struct FrameBuilder {
-    keys: Vec<(&'static str, Vec<String>)>,
-    metrics: Vec<(&'static str, Vec<Option<f64>>)>,
+    keys: Vec<(String, Vec<String>)>,
+    metrics: Vec<(String, Vec<Option<f64>>)>,
 }
 
 impl FrameBuilder {
-    pub fn new(keys: &[&'static str], metrics: &[&'static str]) -> Self {
+    pub fn new(keys: &[&str], metrics: &[&str]) -> Self {
         FrameBuilder {
-            keys: keys.iter().map(|k| (*k, Vec::new())).collect(),
-            metrics: metrics.iter().map(|m| (*m, Vec::new())).collect(),
+            keys: keys.iter().map(|k| (k.to_string(), Vec::new())).collect(),
+            metrics: metrics.iter().map(|m| (m.to_string(), Vec::new())).collect(),
         }
     }
 

@@ -27,31 +27,31 @@ fn analyses_a_fixture_campaign() {
     // Alone: ratio 1 up to noise; the baseline is the exclusive run.
     let alone = workload(&r, "e33-resnet26-x1-exclusive");
     assert_eq!(alone.status, RunStatus::Ok);
-    let ratio = alone.aggregate_ratio.unwrap();
+    let ratio = alone.stats.aggregate_ratio.unwrap();
     assert!((ratio.median - 1.0).abs() < 0.05, "{ratio:?}");
     assert_eq!(ratio.n, 2);
     let b = r.baselines.iter().find(|b| b.model == "resnet26" && b.data == "synthetic").unwrap();
     assert_eq!(b.mode, Mode::Exclusive);
-    assert!((b.throughput.median - 3200.0).abs() < 100.0, "{b:?}");
-    let epoch = b.epoch_seconds.unwrap().median;
-    assert!((epoch - 50_000.0 / b.throughput.median).abs() < 1.0);
+    assert!((b.stats.throughput.unwrap().median - 3200.0).abs() < 100.0, "{b:?}");
+    let epoch = b.stats.epoch_seconds.unwrap().median;
+    assert!((epoch - 50_000.0 / b.stats.throughput.unwrap().median).abs() < 1.0);
 
     // Seven small jobs under MPS: more in total, each slower.
     let mps7 = workload(&r, "e33-resnet26-x7-mps");
-    assert!(mps7.aggregate_ratio.unwrap().median > 2.0, "{:?}", mps7.aggregate_ratio);
-    assert!(mps7.per_job_slowdown.unwrap().median > 1.5);
-    assert!(mps7.per_job_epoch_seconds.unwrap().median > epoch);
+    assert!(mps7.stats.aggregate_ratio.unwrap().median > 2.0, "{:?}", mps7.stats.aggregate_ratio);
+    assert!(mps7.stats.per_job_slowdown.unwrap().median > 1.5);
+    assert!(mps7.stats.per_job_epoch_seconds.unwrap().median > epoch);
     assert_eq!(mps7.job_stats.len(), 7);
-    let u = mps7.sm_activity_pct.unwrap();
+    let u = mps7.stats.sm_activity_pct.unwrap();
     assert!(u.median > 50.0 && u.median <= 100.0, "{u:?}");
-    assert!(mps7.energy_per_image_j.unwrap().median > 0.0);
-    assert!(mps7.cpu_cores_total.unwrap().median > 5.0);
+    assert!(mps7.stats.energy_per_image_j.unwrap().median > 0.0);
+    assert!(mps7.stats.cpu_cores_total.unwrap().median > 5.0);
 
     // MIG could not be enabled: skipped with the reason, mps-limited measured instead.
     let mig7 = workload(&r, "e33-resnet26-x7-mig");
     assert_eq!(mig7.status, RunStatus::Skipped);
     assert!(mig7.reasons[0].contains("MIG mode could not be enabled"));
-    assert!(mig7.aggregate_ratio.is_none());
+    assert!(mig7.stats.aggregate_ratio.is_none());
     assert_eq!(mig7.layout, "1g×7");
     let lim7 = workload(&r, "e33-resnet26-x7-mps-limited");
     assert_eq!(lim7.status, RunStatus::Ok);
@@ -77,8 +77,9 @@ fn analyses_a_fixture_campaign() {
     let (mix_naive, mix_mps) = (workload(&r, "e37-M+S-naive"), workload(&r, "e37-M+S-mps"));
     let c = r.comparisons.iter().find(|c| c.config == mix_mps.config).unwrap();
     assert!(c.normalised);
-    let on_ratio = mix_mps.aggregate_ratio.unwrap().median / mix_naive.aggregate_ratio.unwrap().median;
-    let on_raw = mix_mps.aggregate_throughput.unwrap().median / mix_naive.aggregate_throughput.unwrap().median;
+    let on_ratio = mix_mps.stats.aggregate_ratio.unwrap().median / mix_naive.stats.aggregate_ratio.unwrap().median;
+    let on_raw =
+        mix_mps.stats.aggregate_throughput.unwrap().median / mix_naive.stats.aggregate_throughput.unwrap().median;
     assert!((c.mps_over_naive.unwrap() - on_ratio).abs() < 1e-9, "{c:?}");
     assert!((on_ratio - on_raw).abs() > 1e-6, "the fixture should tell the two bases apart");
 

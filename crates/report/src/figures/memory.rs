@@ -69,7 +69,7 @@ where
                 .collect();
             let mut by_jobs: BTreeMap<usize, Vec<Stats>> = BTreeMap::new();
             for w in &mine {
-                if let Some(s) = w.mem_used_bytes_max {
+                if let Some(s) = w.stats.mem_used_bytes_max {
                     by_jobs.entry(w.n_jobs()).or_default().push(Stats {
                         median: s.median / GIB,
                         min: s.min / GIB,

@@ -30,8 +30,8 @@ where
     labels.sort();
     labels.dedup();
     // Ratios need each model alone; without those runs, show the raw throughput.
-    let use_ratio = mixes.iter().any(|w| w.aggregate_ratio.is_some());
-    let value = |w: &WorkloadResult| if use_ratio { w.aggregate_ratio } else { w.aggregate_throughput };
+    let use_ratio = mixes.iter().any(|w| w.stats.aggregate_ratio.is_some());
+    let value = |w: &WorkloadResult| if use_ratio { w.stats.aggregate_ratio } else { w.stats.aggregate_throughput };
     let (mut infeasible, mut not_run, mut no_ref) = (false, false, false);
     let groups = labels
         .iter()

@@ -23,9 +23,9 @@ pub enum Metric {
 impl Metric {
     fn value(self, w: &WorkloadResult) -> Option<Stats> {
         match self {
-            Metric::Ratio => w.aggregate_ratio,
-            Metric::EpochTime => w.per_job_epoch_seconds,
-            Metric::Energy => w.energy_per_image_j,
+            Metric::Ratio => w.stats.aggregate_ratio,
+            Metric::EpochTime => w.stats.per_job_epoch_seconds,
+            Metric::Energy => w.stats.energy_per_image_j,
         }
     }
     fn y_desc(self) -> &'static str {
@@ -113,7 +113,7 @@ where
             });
         }
         let alone = ws.iter().find(|w| w.mode == Mode::Exclusive).and_then(|w| match metric {
-            Metric::Ratio => w.aggregate_ratio.map(|_| 1.0),
+            Metric::Ratio => w.stats.aggregate_ratio.map(|_| 1.0),
             _ => metric.value(w).map(|s| s.median),
         });
         let hlines = match (metric, alone) {

@@ -23,13 +23,13 @@ pub fn baselines(results: &Results) -> Table {
                 Cell::Value(Some(b.batch_size as f64)),
                 Cell::text(b.data.clone()),
                 Cell::text(mode_name(b.mode)),
-                Cell::Stats(Some(b.throughput)),
-                Cell::Stats(b.epoch_seconds),
-                Cell::Stats(b.measured_epoch_seconds),
-                Cell::Stats(b.memory_bytes),
-                Cell::Stats(b.data_wait_share),
-                Cell::Stats(b.cpu_cores),
-                Cell::Stats(b.sm_activity_pct),
+                Cell::Stats(b.stats.throughput),
+                Cell::Stats(b.stats.epoch_seconds),
+                Cell::Stats(b.stats.measured_epoch_seconds),
+                Cell::Stats(b.stats.memory_bytes),
+                Cell::Stats(b.stats.data_wait_share),
+                Cell::Stats(b.stats.cpu_cores),
+                Cell::Stats(b.stats.sm_activity_pct),
             ]
         })
         .collect();
@@ -68,7 +68,7 @@ pub fn homogeneous(results: &Results) -> Table {
         .iter()
         .map(|w| {
             let j = &w.jobs[0];
-            let share = w.mem_used_bytes_max.map(|s| s.median).zip(capacity).map(|(u, c)| u / c);
+            let share = w.stats.mem_used_bytes_max.map(|s| s.median).zip(capacity).map(|(u, c)| u / c);
             vec![
                 Cell::text(w.experiment.to_string()),
                 Cell::text(j.model.clone()),
@@ -78,10 +78,10 @@ pub fn homogeneous(results: &Results) -> Table {
                 Cell::Value(Some(w.n_jobs() as f64)),
                 Cell::text(mode_label(w)),
                 Cell::text(w.status_word()),
-                Cell::Stats(w.per_job_epoch_seconds),
-                Cell::Stats(w.aggregate_throughput),
-                Cell::Stats(w.aggregate_ratio),
-                Cell::Stats(w.mem_used_bytes_max),
+                Cell::Stats(w.stats.per_job_epoch_seconds),
+                Cell::Stats(w.stats.aggregate_throughput),
+                Cell::Stats(w.stats.aggregate_ratio),
+                Cell::Stats(w.stats.mem_used_bytes_max),
                 Cell::Value(share),
             ]
         })
@@ -156,9 +156,9 @@ pub fn mixes(results: &Results) -> Table {
         for m in &modes {
             row.push(match of(*m) {
                 None => Cell::text("·"),
-                Some(w) if w.aggregate_ratio.is_some() => Cell::Stats(w.aggregate_ratio),
+                Some(w) if w.stats.aggregate_ratio.is_some() => Cell::Stats(w.stats.aggregate_ratio),
                 Some(w) if !w.feasible || w.status == RunStatus::Infeasible => Cell::text("infeasible"),
-                Some(w) if w.status == RunStatus::Ok => Cell::text(match w.aggregate_throughput {
+                Some(w) if w.status == RunStatus::Ok => Cell::text(match w.stats.aggregate_throughput {
                     Some(t) => format!("{} (no run alone)", Quantity::Throughput.with_unit(t.median)),
                     None => "ok, not measured".to_string(),
                 }),
@@ -199,17 +199,17 @@ pub fn utilisation(results: &Results) -> Table {
                 Cell::text(w.label.clone()),
                 Cell::text(w.data.clone()),
                 Cell::text(mode_label(w)),
-                med(w.sm_activity_pct),
-                med(w.sm_occupancy_pct),
-                med(w.tensor_activity_pct),
-                med(w.dram_bw_util_pct),
-                med(w.gpu_util_pct),
-                med(w.mem_used_bytes_max),
-                Cell::Value(w.mem_used_bytes_max.map(|s| s.median).zip(capacity).map(|(u, c)| u / c)),
-                med(w.power_w),
-                med(w.energy_per_image_j),
-                med(w.cpu_cores_total),
-                med(w.data_wait_share),
+                med(w.stats.sm_activity_pct),
+                med(w.stats.sm_occupancy_pct),
+                med(w.stats.tensor_activity_pct),
+                med(w.stats.dram_bw_util_pct),
+                med(w.stats.gpu_util_pct),
+                med(w.stats.mem_used_bytes_max),
+                Cell::Value(w.stats.mem_used_bytes_max.map(|s| s.median).zip(capacity).map(|(u, c)| u / c)),
+                med(w.stats.power_w),
+                med(w.stats.energy_per_image_j),
+                med(w.stats.cpu_cores_total),
+                med(w.stats.data_wait_share),
             ]
         })
         .collect();
