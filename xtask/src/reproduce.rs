@@ -7,7 +7,7 @@
 //! `--check` regenerates in memory and fails if the files under the project differ.
 
 use anyhow::{bail, Result};
-use colloc_analysis::claims::{evaluate, ClaimOutcome};
+use colloc_analysis::{evaluate, ClaimOutcome};
 use colloc_report::{Inputs, Layout};
 use colloc_spec::gpu::GpuTable;
 use std::path::{Path, PathBuf};
@@ -63,7 +63,7 @@ pub fn main(a: Args) -> Result<ExitCode> {
         }
     }
     let o = reproduce(&root, a.campaign.as_deref(), a.check, a.out.as_deref())?;
-    print!("{}", colloc_report::claims::console(&o.claims));
+    print!("{}", colloc_report::claims_console(&o.claims));
     if let Some(note) = &o.incomplete {
         println!("note: incomplete campaign: {note}; the verdicts cover the runs made so far");
     }

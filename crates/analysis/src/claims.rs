@@ -11,16 +11,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::model::{PendingWorkload, Results, WorkloadResult};
 
 /// A query a claim check may name.
-pub struct QueryInfo {
-    pub name: &'static str,
-    pub args: &'static [&'static str],
-    pub describe: &'static str,
+struct QueryInfo {
+    name: &'static str,
+    args: &'static [&'static str],
+    describe: &'static str,
 }
 
 /// Workload filters every query over workloads accepts.
 const FILTERS: &[&str] = &["experiment", "model", "model_class", "mode", "jobs", "min_jobs", "data", "stand_in"];
 
-pub const QUERIES: &[QueryInfo] = &[
+const QUERIES: &[QueryInfo] = &[
     QueryInfo {
         name: "max_aggregate_ratio",
         args: FILTERS,
@@ -84,10 +84,10 @@ impl Verdict {
 
 /// The value of a query, or why there is none.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct QueryValue {
-    pub value: Option<f64>,
+struct QueryValue {
+    value: Option<f64>,
     /// What the value is made of (which workload, how many), or why there is no value.
-    pub detail: String,
+    detail: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -195,7 +195,7 @@ fn check(results: &Results, k: &ClaimCheck) -> Result<CheckOutcome> {
 }
 
 /// Evaluates one named query.
-pub fn run_query(results: &Results, name: &str, args: &BTreeMap<String, ArgValue>) -> Result<QueryValue> {
+fn run_query(results: &Results, name: &str, args: &BTreeMap<String, ArgValue>) -> Result<QueryValue> {
     let f = Filter::parse(args, &results.primary_data)?;
     Ok(match name {
         "max_aggregate_ratio" => max_aggregate_ratio(results, &f),

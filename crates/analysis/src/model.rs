@@ -8,7 +8,7 @@ use colloc_trace::meta::RunStatus;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-pub use crate::aggregate::{BaselineStats, JobStats, WorkloadStats};
+use crate::aggregate::{BaselineStats, JobStats, WorkloadStats};
 
 /// Everything the report needs from one campaign.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -63,7 +63,7 @@ pub struct Stats {
 
 impl Stats {
     /// Median, min and max of the finite values; `None` when there are none.
-    pub fn of(values: impl IntoIterator<Item = f64>) -> Option<Stats> {
+    pub(crate) fn of(values: impl IntoIterator<Item = f64>) -> Option<Stats> {
         let mut v: Vec<f64> = values.into_iter().filter(|x| x.is_finite()).collect();
         if v.is_empty() {
             return None;
@@ -166,7 +166,7 @@ pub struct Window {
 
 impl Window {
     /// The window's length on the jobs' clock.
-    pub fn job_seconds(&self) -> f64 {
+    pub(crate) fn job_seconds(&self) -> f64 {
         self.seconds * self.clock_scale
     }
 }
@@ -258,7 +258,7 @@ impl WorkloadResult {
         self.jobs.len()
     }
     /// `mps`, `naive`, `mig 1g×7`...
-    pub fn mode_label(&self) -> String {
+    pub(crate) fn mode_label(&self) -> String {
         if self.layout.is_empty() {
             self.mode.to_string()
         } else {
@@ -287,7 +287,7 @@ impl WorkloadResult {
 }
 
 /// A reason names running out of device memory (CUDA's or the workload's own words).
-pub fn is_memory_reason(s: &str) -> bool {
+pub(crate) fn is_memory_reason(s: &str) -> bool {
     let s = s.to_lowercase();
     s.contains("out of memory") || s.contains("oom")
 }

@@ -14,7 +14,7 @@ pub(crate) struct FrameBuilder {
 }
 
 impl FrameBuilder {
-    pub fn new(keys: &[&str], metrics: &[&str]) -> Self {
+    pub(crate) fn new(keys: &[&str], metrics: &[&str]) -> Self {
         FrameBuilder {
             keys: keys.iter().map(|k| (k.to_string(), Vec::new())).collect(),
             metrics: metrics.iter().map(|m| (m.to_string(), Vec::new())).collect(),
@@ -22,7 +22,7 @@ impl FrameBuilder {
     }
 
     /// Appends a row; `keys` and `metrics` in the order given to [`FrameBuilder::new`].
-    pub fn push(&mut self, keys: &[String], metrics: &[Option<f64>]) {
+    pub(crate) fn push(&mut self, keys: &[String], metrics: &[Option<f64>]) {
         debug_assert_eq!(keys.len(), self.keys.len());
         debug_assert_eq!(metrics.len(), self.metrics.len());
         for ((_, col), k) in self.keys.iter_mut().zip(keys) {
@@ -33,7 +33,7 @@ impl FrameBuilder {
         }
     }
 
-    pub fn finish(self) -> Result<DataFrame> {
+    pub(crate) fn finish(self) -> Result<DataFrame> {
         let mut columns = Vec::new();
         for (name, values) in self.keys {
             columns.push(Column::new(name.into(), values));

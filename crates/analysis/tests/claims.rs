@@ -1,7 +1,7 @@
 //! The declared claims use known queries and evaluate on a fixture campaign.
 
-use colloc_analysis::claims::{evaluate, validate_claims, Verdict};
 use colloc_analysis::testkit::{write_campaign, FixtureOptions};
+use colloc_analysis::{evaluate, validate_claims, Verdict};
 use colloc_spec::claims::{parse_claims_yaml, ClaimSpec};
 use std::path::Path;
 

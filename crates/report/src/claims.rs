@@ -1,8 +1,7 @@
 //! The claims check: `paper/claims.md`, the claims table and the console summary. The paper's
 //! numbers appear here and nowhere among the measurements.
 
-use colloc_analysis::claims::{CheckOutcome, ClaimOutcome, Verdict};
-use colloc_analysis::Results;
+use colloc_analysis::{CheckOutcome, ClaimOutcome, Results, Verdict};
 
 use crate::tables::{Cell, Column, Table, SIMULATED_NOTE};
 
@@ -40,7 +39,7 @@ fn verdict_text(c: &ClaimOutcome) -> String {
     }
 }
 
-pub fn table(results: &Results, claims: &[ClaimOutcome]) -> Table {
+pub(crate) fn table(results: &Results, claims: &[ClaimOutcome]) -> Table {
     let rows = claims
         .iter()
         .map(|c| {
@@ -78,7 +77,7 @@ pub fn table(results: &Results, claims: &[ClaimOutcome]) -> Table {
 }
 
 /// `paper/claims.md`.
-pub fn markdown(results: &Results, claims: &[ClaimOutcome]) -> String {
+pub(crate) fn markdown(results: &Results, claims: &[ClaimOutcome]) -> String {
     let mut out = String::from("# The paper's claims, checked\n\n");
     if results.simulated {
         out.push_str(&format!(

@@ -4,11 +4,11 @@
 use colloc_analysis::Stats;
 
 /// The text for a missing value.
-pub const MISSING: &str = "—";
+pub(crate) const MISSING: &str = "—";
 
 /// What a number measures, which fixes its decimals.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Quantity {
+pub(crate) enum Quantity {
     /// images/s, no decimals.
     Throughput,
     /// ×, two decimals.
@@ -33,11 +33,11 @@ pub enum Quantity {
     Plain,
 }
 
-pub const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+pub(crate) const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
 impl Quantity {
     /// The value in the unit shown (bytes → GiB, share → %).
-    pub fn scale(self, v: f64) -> f64 {
+    pub(crate) fn scale(self, v: f64) -> f64 {
         match self {
             Quantity::GiB => v / GIB,
             Quantity::Share => v * 100.0,
@@ -45,7 +45,7 @@ impl Quantity {
         }
     }
 
-    pub fn decimals(self) -> usize {
+    pub(crate) fn decimals(self) -> usize {
         match self {
             Quantity::Throughput | Quantity::Watts | Quantity::Count => 0,
             Quantity::Seconds | Quantity::GiB | Quantity::Share | Quantity::Percent => 1,
@@ -55,7 +55,7 @@ impl Quantity {
     }
 
     /// The unit as written after a header: `img/s`, `×`, `s`, `GiB`, `%`, `W`, `J/img`, `cores`.
-    pub fn unit(self) -> Option<&'static str> {
+    pub(crate) fn unit(self) -> Option<&'static str> {
         match self {
             Quantity::Throughput => Some("img/s"),
             Quantity::Ratio => Some("×"),
@@ -70,7 +70,7 @@ impl Quantity {
     }
 
     /// The number alone, in the unit shown.
-    pub fn number(self, v: f64) -> String {
+    pub(crate) fn number(self, v: f64) -> String {
         let x = self.scale(v);
         if !x.is_finite() {
             return MISSING.to_string();
@@ -85,12 +85,12 @@ impl Quantity {
     }
 
     /// The number or the missing mark.
-    pub fn opt(self, v: Option<f64>) -> String {
+    pub(crate) fn opt(self, v: Option<f64>) -> String {
         v.map_or_else(|| MISSING.to_string(), |v| self.number(v))
     }
 
     /// `median (min–max)`, or the median alone when there is no spread.
-    pub fn stats(self, s: Option<Stats>) -> String {
+    pub(crate) fn stats(self, s: Option<Stats>) -> String {
         match s {
             None => MISSING.to_string(),
             Some(s) => {
@@ -105,7 +105,7 @@ impl Quantity {
     }
 
     /// The number with its unit: `2.31×`, `12.0 s`, `45.2 %`.
-    pub fn with_unit(self, v: f64) -> String {
+    pub(crate) fn with_unit(self, v: f64) -> String {
         match self.unit() {
             Some("×") => format!("{}×", self.number(v)),
             Some(u) => format!("{} {u}", self.number(v)),
@@ -115,12 +115,12 @@ impl Quantity {
 }
 
 /// Bytes as `140.4 GiB`.
-pub fn gib(bytes: f64) -> String {
+pub(crate) fn gib(bytes: f64) -> String {
     Quantity::GiB.with_unit(bytes)
 }
 
 /// `80 ok, 31 skipped` and, against the plan, `of 157 planned (43 not yet made)`.
-pub fn runs_line(p: &colloc_analysis::Provenance) -> String {
+pub(crate) fn runs_line(p: &colloc_analysis::Provenance) -> String {
     let made = p.runs_by_status.iter().map(|(k, v)| format!("{v} {k}")).collect::<Vec<_>>().join(", ");
     match p.planned_runs {
         Some(n) if !p.missing_runs.is_empty() => {

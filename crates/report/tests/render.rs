@@ -1,9 +1,9 @@
 //! Rendering a fixture campaign: every output present, deterministic, SIMULATED marked,
 //! stale outputs detected, and the HTML report's figures load in a browser.
 
-use colloc_analysis::claims::{evaluate, ClaimOutcome};
 use colloc_analysis::testkit::{write_campaign, FixtureOptions};
 use colloc_analysis::Results;
+use colloc_analysis::{evaluate, ClaimOutcome};
 use colloc_report::{outputs, stale, write, Inputs, Layout, Output};
 use colloc_spec::gpu::GpuTable;
 use std::path::{Path, PathBuf};
@@ -63,7 +63,7 @@ fn every_output_is_generated_deterministically_and_marked_simulated() {
             assert!(paths.contains(&format!("paper/tables/{t}.{ext}").as_str()), "paper/tables/{t}.{ext}");
         }
     }
-    for f in colloc_report::figures::ALL {
+    for f in colloc_report::FIGURES {
         assert!(paths.contains(&format!("figures/{}.svg", f.id()).as_str()));
         assert!(paths.contains(&format!("figures/{}.png", f.id()).as_str()));
     }
@@ -161,7 +161,7 @@ fn the_report_loads_every_figure_in_chromium() {
         "the page's check did not run; stderr: {}",
         String::from_utf8_lossy(&run.stderr)
     );
-    let n = colloc_report::figures::ALL.len();
+    let n = colloc_report::FIGURES.len();
     assert!(dom.contains(&format!("data-figures=\"{n}\"")), "expected {n} figures");
     assert!(
         dom.contains("data-broken=\"\""),
@@ -185,7 +185,7 @@ fn keep_a_rendering_when_asked() {
     };
     let out = render(&r, &c, &gpus());
     write(Path::new(&dest), &out, &Layout::default()).unwrap();
-    print!("{}", colloc_report::claims::console(&c));
+    print!("{}", colloc_report::claims_console(&c));
 }
 
 #[test]

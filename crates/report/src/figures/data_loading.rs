@@ -39,7 +39,7 @@ fn configurations(r: &Results) -> (Vec<Config>, BTreeMap<Config, BTreeMap<String
 }
 
 /// The figure's height for its rows (one per configuration).
-pub fn height(r: &Results) -> u32 {
+pub(super) fn height(r: &Results) -> u32 {
     let rows = configurations(r).0.len() as u32;
     if rows == 0 {
         380
@@ -48,7 +48,7 @@ pub fn height(r: &Results) -> u32 {
     }
 }
 
-pub fn draw<DB: DrawingBackend>(
+pub(super) fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     body: &DrawingArea<DB, Shift>,
     r: &Results,

@@ -13,7 +13,7 @@ use super::{legend, with_legend, Key};
 use crate::format::{gib, GIB};
 use crate::order::{is_mix, mode_name, MODES};
 
-pub const COLS: usize = 2;
+pub(super) const COLS: usize = 2;
 
 fn workloads(r: &Results) -> Vec<&WorkloadResult> {
     r.workloads
@@ -29,11 +29,11 @@ fn modes(r: &Results) -> Vec<Mode> {
     MODES.iter().copied().filter(|m| ws.iter().any(|w| w.mode == *m)).collect()
 }
 
-pub fn panel_rows(r: &Results) -> usize {
+pub(super) fn panel_rows(r: &Results) -> usize {
     modes(r).len().div_ceil(COLS).max(1)
 }
 
-pub fn draw<DB: DrawingBackend>(
+pub(super) fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     body: &DrawingArea<DB, Shift>,
     r: &Results,

@@ -12,7 +12,7 @@ use super::style::{mode_color, Marker, ALERT, GREY, INK};
 use super::{legend, with_legend, Key};
 use crate::order::{is_mix, mix_rank, mode_name, MODES};
 
-pub fn draw<DB: DrawingBackend>(
+pub(super) fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     body: &DrawingArea<DB, Shift>,
     r: &Results,

@@ -9,7 +9,7 @@ mod data_loading;
 mod lines;
 mod memory;
 mod mixes;
-pub mod style;
+pub(crate) mod style;
 mod timeline;
 mod vs_jobs;
 
@@ -61,7 +61,7 @@ impl Figure {
         }
     }
 
-    pub fn title(self) -> &'static str {
+    pub(crate) fn title(self) -> &'static str {
         match self {
             Figure::AggregateRatio => "Aggregate throughput vs. collocated jobs",
             Figure::EpochTime => "Per-job epoch time vs. collocated jobs",
@@ -74,7 +74,7 @@ impl Figure {
     }
 
     /// What the figure shows, for the report.
-    pub fn caption(self) -> &'static str {
+    pub(crate) fn caption(self) -> &'static str {
         match self {
             Figure::AggregateRatio => "Sum of the collocated jobs' throughput over the same model alone on the whole GPU, per mode, one panel per model; markers are medians over repetitions, bars min–max; hollow markers are further MIG layouts with the same number of jobs; a cross on the axis marks a job count at which some mode ran out of memory.",
             Figure::EpochTime => "Median epoch time of one job (the dataset's training images over its throughput) as more jobs share the GPU; the dashed line is the model alone, a cross on the axis a job count at which some mode ran out of memory.",
@@ -135,7 +135,7 @@ impl Figure {
     }
 
     /// The figure as an SVG document.
-    pub fn svg(self, r: &Results) -> Result<String> {
+    pub(crate) fn svg(self, r: &Results) -> Result<String> {
         style::ensure_fonts()?;
         let mut out = String::new();
         {
@@ -146,7 +146,7 @@ impl Figure {
     }
 
     /// The figure as RGB pixels: (width, height, 3 bytes per pixel).
-    pub fn rgb(self, r: &Results) -> Result<(u32, u32, Vec<u8>)> {
+    pub(crate) fn rgb(self, r: &Results) -> Result<(u32, u32, Vec<u8>)> {
         style::ensure_fonts()?;
         let (w, h) = (WIDTH, self.height(r));
         let mut buf = vec![0u8; w as usize * h as usize * 3];

@@ -10,7 +10,7 @@ use super::style::{Marker, PALETTE};
 use super::{legend, with_legend, Key};
 use crate::order::{mode_name, mode_rank};
 
-pub const COLS: usize = 2;
+pub(super) const COLS: usize = 2;
 
 type Getter = fn(&TimelinePoint) -> Option<f64>;
 
@@ -36,11 +36,11 @@ fn chosen(r: &Results) -> Vec<&Timeline> {
     t
 }
 
-pub fn panel_rows(r: &Results) -> usize {
+pub(super) fn panel_rows(r: &Results) -> usize {
     chosen(r).len().div_ceil(COLS).max(1)
 }
 
-pub fn draw<DB: DrawingBackend>(
+pub(super) fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     body: &DrawingArea<DB, Shift>,
     r: &Results,

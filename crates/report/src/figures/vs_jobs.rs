@@ -14,7 +14,7 @@ use super::{legend, with_legend, Key};
 use crate::order::{is_mix, mode_name, slices, MODES};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Metric {
+pub(super) enum Metric {
     Ratio,
     EpochTime,
     Energy,
@@ -37,7 +37,7 @@ impl Metric {
     }
 }
 
-pub const COLS: usize = 3;
+pub(super) const COLS: usize = 3;
 
 /// (experiment, model size, model, dataset, batch) → the homogeneous workloads of the main
 /// data source; panels go from the small model to the large one.
@@ -54,7 +54,7 @@ fn groups(r: &Results) -> BTreeMap<(u32, usize, String, String, u32), Vec<&Workl
     g
 }
 
-pub fn panel_rows(r: &Results) -> usize {
+pub(super) fn panel_rows(r: &Results) -> usize {
     groups(r).len().div_ceil(COLS).max(1)
 }
 
@@ -63,7 +63,7 @@ fn total_slices(w: &WorkloadResult) -> u32 {
     w.jobs.iter().filter_map(|j| j.mig_class.as_deref()).map(slices).sum()
 }
 
-pub fn draw<DB: DrawingBackend>(
+pub(super) fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     body: &DrawingArea<DB, Shift>,
     r: &Results,

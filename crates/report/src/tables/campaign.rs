@@ -11,13 +11,13 @@ use crate::format::{gib, Quantity};
 use crate::order::{mix_rank, mode_name, mode_rank, slices, workload_key, MODES};
 
 /// The GPU table whose NVML names match the traces' GPU.
-pub fn host_table<'a>(results: &Results, gpus: &'a [GpuTable]) -> Option<&'a GpuTable> {
+pub(crate) fn host_table<'a>(results: &Results, gpus: &'a [GpuTable]) -> Option<&'a GpuTable> {
     gpus.iter()
         .find(|g| results.provenance.gpu_names.iter().any(|n| g.nvml_names.iter().any(|m| n.contains(m.as_str()))))
 }
 
 /// The paper's GPU.
-pub fn paper_table(gpus: &[GpuTable]) -> Option<&GpuTable> {
+pub(crate) fn paper_table(gpus: &[GpuTable]) -> Option<&GpuTable> {
     gpus.iter().find(|g| g.key == "a100-40gb")
 }
 
@@ -25,7 +25,7 @@ const CLASSES: [&str; 5] = ["1g", "2g", "3g", "4g", "7g"];
 
 /// MIG profiles per compute-slice class on the paper's A100 and on the traces' GPU, with
 /// what the campaign's MIG and mps-limited workloads used for each class.
-pub fn mig_profiles(results: &Results, gpus: &[GpuTable]) -> Table {
+pub(crate) fn mig_profiles(results: &Results, gpus: &[GpuTable]) -> Table {
     let paper = paper_table(gpus);
     let host = host_table(results, gpus);
     let host_name = host.map(|h| h.name.clone()).unwrap_or_else(|| results.gpu_name());
@@ -132,7 +132,7 @@ fn status_cell(w: &WorkloadResult) -> String {
 /// Rows: experiment × workload × data; columns: the modes the campaign has; cells: status.
 /// Workloads of the plan without runs yet read `not yet 0/N` (or `infeasible`, which the
 /// plan knows without running).
-pub fn experiment_matrix(results: &Results) -> Table {
+pub(crate) fn experiment_matrix(results: &Results) -> Table {
     let modes: Vec<Mode> = MODES
         .iter()
         .copied()
@@ -204,7 +204,7 @@ pub fn experiment_matrix(results: &Results) -> Table {
 }
 
 /// The hardware and software the traces came from.
-pub fn hardware(results: &Results) -> Table {
+pub(crate) fn hardware(results: &Results) -> Table {
     let p = &results.provenance;
     let list = |v: &[String]| if v.is_empty() { String::new() } else { v.join(", ") };
     let mut rows: Vec<(String, String)> = vec![

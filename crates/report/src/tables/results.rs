@@ -7,9 +7,9 @@ use colloc_trace::meta::RunStatus;
 
 use super::{status_notes, Cell, Column, Table};
 use crate::format::Quantity;
-use crate::order::{is_mix, mix_rank, mode_name, mode_rank, workload_key, MODES};
+use crate::order::{is_mix, mix_rank, mode_name, workload_key, MODES};
 
-pub fn baselines(results: &Results) -> Table {
+pub(crate) fn baselines(results: &Results) -> Table {
     let mut bs: Vec<_> = results.baselines.iter().collect();
     bs.sort_by(|a, b| {
         (&a.model, &a.dataset, a.batch_size, &a.data).cmp(&(&b.model, &b.dataset, b.batch_size, &b.data))
@@ -60,7 +60,7 @@ pub fn baselines(results: &Results) -> Table {
     }
 }
 
-pub fn homogeneous(results: &Results) -> Table {
+pub(crate) fn homogeneous(results: &Results) -> Table {
     let mut ws: Vec<&WorkloadResult> = results.workloads.iter().filter(|w| !is_mix(w) && w.homogeneous()).collect();
     ws.sort_by_key(|w| workload_key(w));
     let capacity = results.gpu_memory_bytes();
@@ -119,7 +119,7 @@ pub fn homogeneous(results: &Results) -> Table {
 }
 
 /// `MPS`, `MIG 1g×7`, `MPS-limited 1g×7`.
-pub fn mode_label(w: &WorkloadResult) -> String {
+pub(crate) fn mode_label(w: &WorkloadResult) -> String {
     if w.layout.is_empty() {
         mode_name(w.mode).to_string()
     } else {
@@ -127,7 +127,7 @@ pub fn mode_label(w: &WorkloadResult) -> String {
     }
 }
 
-pub fn mixes(results: &Results) -> Table {
+pub(crate) fn mixes(results: &Results) -> Table {
     let mixes: Vec<&WorkloadResult> = results.workloads.iter().filter(|w| is_mix(w)).collect();
     let modes: Vec<Mode> = MODES.iter().copied().filter(|m| mixes.iter().any(|w| w.mode == *m)).collect();
     let mut keys: Vec<(usize, String, String)> =
@@ -186,7 +186,7 @@ pub fn mixes(results: &Results) -> Table {
     }
 }
 
-pub fn utilisation(results: &Results) -> Table {
+pub(crate) fn utilisation(results: &Results) -> Table {
     let mut ws: Vec<&WorkloadResult> = results.workloads.iter().filter(|w| w.status == RunStatus::Ok).collect();
     ws.sort_by_key(|w| workload_key(w));
     let capacity = results.gpu_memory_bytes();
@@ -213,7 +213,6 @@ pub fn utilisation(results: &Results) -> Table {
             ]
         })
         .collect();
-    let _ = mode_rank;
     Table {
         id: "utilisation",
         title: "Utilisation".to_string(),
