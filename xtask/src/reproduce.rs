@@ -115,6 +115,12 @@ pub fn reproduce(root: &Path, campaign: Option<&str>, check: bool, out: Option<&
 
     let claims = evaluate(&results, &artifact.claims)?;
     let gpus: Vec<GpuTable> = project.gpus.values().cloned().collect();
+    // The paper's GPU: the one its own campaign targets.
+    let paper_gpu = artifact
+        .campaigns
+        .iter()
+        .find(|c| c.name.value == "paper")
+        .and_then(|c| gpus.iter().find(|g| g.key == c.gpu.value));
     let layout = Layout {
         tables: artifact.outputs.tables.clone(),
         figures: artifact.outputs.figures.clone(),
@@ -122,7 +128,8 @@ pub fn reproduce(root: &Path, campaign: Option<&str>, check: bool, out: Option<&
         report: artifact.outputs.report.clone(),
     };
     let t1 = Instant::now();
-    let outputs = colloc_report::outputs(&Inputs { results: &results, claims: &claims, gpus: &gpus }, &layout)?;
+    let outputs =
+        colloc_report::outputs(&Inputs { results: &results, claims: &claims, gpus: &gpus, paper_gpu }, &layout)?;
     let t_render = t1.elapsed();
     let t2 = Instant::now();
     let changes = if check {

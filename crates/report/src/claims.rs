@@ -3,7 +3,12 @@
 
 use colloc_analysis::{CheckOutcome, ClaimOutcome, Results, Verdict};
 
+use colloc_spec::gpu::GpuTable;
+
 use crate::tables::{Cell, Column, Table, SIMULATED_NOTE};
+
+/// What the claims table says of its checks.
+const RELATIVE: &str = "the checks are relative (ratios, orderings), not absolute numbers.";
 
 /// The paper's number as text: `up to 4× (arXiv abstract)`.
 fn paper_text(c: &ClaimOutcome) -> String {
@@ -39,7 +44,7 @@ fn verdict_text(c: &ClaimOutcome) -> String {
     }
 }
 
-pub(crate) fn table(results: &Results, claims: &[ClaimOutcome]) -> Table {
+pub(crate) fn table(results: &Results, claims: &[ClaimOutcome], paper_gpu: Option<&GpuTable>) -> Table {
     let rows = claims
         .iter()
         .map(|c| {
@@ -68,10 +73,10 @@ pub(crate) fn table(results: &Results, claims: &[ClaimOutcome]) -> Table {
             Column::text("Verdict"),
         ],
         rows,
-        notes: vec![
-            "The paper ran on an NVIDIA A100 40GB; the checks are relative (ratios, orderings), not absolute numbers."
-                .to_string(),
-        ],
+        notes: vec![match paper_gpu {
+            Some(g) => format!("The paper ran on an {}; {RELATIVE}", g.name),
+            None => format!("The {RELATIVE}"),
+        }],
         simulated: results.simulated,
     }
 }

@@ -12,8 +12,11 @@ use std::path::Path;
 pub struct Inputs<'a> {
     pub results: &'a Results,
     pub claims: &'a [ClaimOutcome],
-    /// Known GPU tables: the paper's A100 and, when known, the traces' GPU.
+    /// Known GPU tables, among them, when known, the traces' GPU's.
     pub gpus: &'a [GpuTable],
+    /// The GPU of the paper's experiment (artifact.yaml: the `paper` campaign's `gpu`), when
+    /// its table is known.
+    pub paper_gpu: Option<&'a GpuTable>,
 }
 
 /// Where outputs go, relative to the project root (`artifact.yaml` → `outputs`).
@@ -49,7 +52,7 @@ fn all_tables(inputs: &Inputs) -> Vec<tables::Table> {
     let r = inputs.results;
     vec![
         tables::campaign::hardware(r),
-        tables::campaign::mig_profiles(r, inputs.gpus),
+        tables::campaign::mig_profiles(r, inputs.paper_gpu, inputs.gpus),
         tables::campaign::experiment_matrix(r),
         tables::results::baselines(r),
         tables::results::homogeneous(r),
@@ -65,7 +68,7 @@ pub fn outputs(inputs: &Inputs, layout: &Layout) -> Result<Vec<Output>> {
     let mut push = |path: String, bytes: Vec<u8>| out.push(Output { path, bytes });
 
     let tables = all_tables(inputs);
-    let claims_table = claims::table(r, inputs.claims);
+    let claims_table = claims::table(r, inputs.claims, inputs.paper_gpu);
     for t in tables.iter().chain(std::iter::once(&claims_table)) {
         for (name, text) in tables::render(t) {
             push(format!("{}/{name}", layout.tables), text.into_bytes());

@@ -12,24 +12,17 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+fn project() -> colloc_spec::Project {
+    colloc_spec::load_project(&root()).unwrap_or_else(|d| panic!("{d}"))
+}
+
 fn claims() -> Vec<colloc_spec::claims::ClaimSpec> {
-    colloc_spec::load_project(&root()).unwrap_or_else(|d| panic!("{d}")).artifact.claims
+    project().artifact.claims
 }
 
+/// The project's GPU tables.
 fn gpus() -> Vec<GpuTable> {
-    let mut v = Vec::new();
-    for key in ["a100-40gb", "h200-141gb"] {
-        let path = root().join(format!("experiments/gpus/{key}.yaml"));
-        if let Ok(text) = std::fs::read_to_string(&path) {
-            v.push(serde_saphyr_free_parse(&text));
-        }
-    }
-    v
-}
-
-/// The GPU tables through the spec crate's own loader.
-fn serde_saphyr_free_parse(text: &str) -> GpuTable {
-    colloc_spec::resolve::parse_yaml::<GpuTable>(Path::new("gpu.yaml"), text).expect("GPU table")
+    project().gpus.into_values().collect()
 }
 
 fn fixture(opts: FixtureOptions) -> (tempfile::TempDir, Results, Vec<ClaimOutcome>) {
@@ -40,8 +33,15 @@ fn fixture(opts: FixtureOptions) -> (tempfile::TempDir, Results, Vec<ClaimOutcom
     (d, r, c)
 }
 
+/// The GPU of the project's `paper` campaign.
+fn paper_gpu_key() -> String {
+    project().artifact.campaigns.into_iter().find(|c| c.name.value == "paper").expect("a paper campaign").gpu.value
+}
+
 fn render(r: &Results, c: &[ClaimOutcome], g: &[GpuTable]) -> Vec<Output> {
-    outputs(&Inputs { results: r, claims: c, gpus: g }, &Layout::default()).unwrap()
+    let key = paper_gpu_key();
+    let paper_gpu = g.iter().find(|t| t.key == key);
+    outputs(&Inputs { results: r, claims: c, gpus: g, paper_gpu }, &Layout::default()).unwrap()
 }
 
 #[test]

@@ -16,17 +16,11 @@ pub(crate) fn host_table<'a>(results: &Results, gpus: &'a [GpuTable]) -> Option<
         .find(|g| results.provenance.gpu_names.iter().any(|n| g.nvml_names.iter().any(|m| n.contains(m.as_str()))))
 }
 
-/// The paper's GPU.
-pub(crate) fn paper_table(gpus: &[GpuTable]) -> Option<&GpuTable> {
-    gpus.iter().find(|g| g.key == "a100-40gb")
-}
-
 const CLASSES: [&str; 5] = ["1g", "2g", "3g", "4g", "7g"];
 
-/// MIG profiles per compute-slice class on the paper's A100 and on the traces' GPU, with
+/// MIG profiles per compute-slice class on the paper's GPU and on the traces' GPU, with
 /// what the campaign's MIG and mps-limited workloads used for each class.
-pub(crate) fn mig_profiles(results: &Results, gpus: &[GpuTable]) -> Table {
-    let paper = paper_table(gpus);
+pub(crate) fn mig_profiles(results: &Results, paper: Option<&GpuTable>, gpus: &[GpuTable]) -> Table {
     let host = host_table(results, gpus);
     let host_name = host.map(|h| h.name.clone()).unwrap_or_else(|| results.gpu_name());
     // class → profiles used by MIG runs, caps used by mps-limited runs
@@ -95,7 +89,7 @@ pub(crate) fn mig_profiles(results: &Results, gpus: &[GpuTable]) -> Table {
     if let Some(p) = paper {
         notes.push(format!("{}: {} SMs without MIG; source: {}.", p.name, p.sms, p.source));
     }
-    let paper_name = paper.map(|p| p.name.clone()).unwrap_or_else(|| "A100 40GB".to_string());
+    let paper_name = paper.map(|p| p.name.clone()).unwrap_or_else(|| "unknown GPU".to_string());
     Table {
         id: "mig_profiles",
         title: "MIG profiles".to_string(),

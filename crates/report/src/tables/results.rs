@@ -63,12 +63,10 @@ pub(crate) fn baselines(results: &Results) -> Table {
 pub(crate) fn homogeneous(results: &Results) -> Table {
     let mut ws: Vec<&WorkloadResult> = results.workloads.iter().filter(|w| !is_mix(w) && w.homogeneous()).collect();
     ws.sort_by_key(|w| workload_key(w));
-    let capacity = results.gpu_memory_bytes();
     let rows = ws
         .iter()
         .map(|w| {
             let j = &w.jobs[0];
-            let share = w.stats.mem_used_bytes_max.map(|s| s.median).zip(capacity).map(|(u, c)| u / c);
             vec![
                 Cell::text(w.experiment.to_string()),
                 Cell::text(j.model.clone()),
@@ -82,7 +80,7 @@ pub(crate) fn homogeneous(results: &Results) -> Table {
                 Cell::Stats(w.stats.aggregate_throughput),
                 Cell::Stats(w.stats.aggregate_ratio),
                 Cell::Stats(w.stats.mem_used_bytes_max),
-                Cell::Value(share),
+                Cell::Value(w.stats.mem_used_share.map(|s| s.median)),
             ]
         })
         .collect();
@@ -189,7 +187,6 @@ pub(crate) fn mixes(results: &Results) -> Table {
 pub(crate) fn utilisation(results: &Results) -> Table {
     let mut ws: Vec<&WorkloadResult> = results.workloads.iter().filter(|w| w.status == RunStatus::Ok).collect();
     ws.sort_by_key(|w| workload_key(w));
-    let capacity = results.gpu_memory_bytes();
     let med = |s: Option<colloc_analysis::Stats>| Cell::Value(s.map(|s| s.median));
     let rows = ws
         .iter()
@@ -205,7 +202,7 @@ pub(crate) fn utilisation(results: &Results) -> Table {
                 med(w.stats.dram_bw_util_pct),
                 med(w.stats.gpu_util_pct),
                 med(w.stats.mem_used_bytes_max),
-                Cell::Value(w.stats.mem_used_bytes_max.map(|s| s.median).zip(capacity).map(|(u, c)| u / c)),
+                med(w.stats.mem_used_share),
                 med(w.stats.power_w),
                 med(w.stats.energy_per_image_j),
                 med(w.stats.cpu_cores_total),
