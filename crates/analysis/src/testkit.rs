@@ -233,6 +233,8 @@ fn workload(experiment: u32, mode: Mode, data: &str, jobs: Vec<JobPlan>) -> Plan
         repetitions: 2,
         data: data.to_string(),
         headline: n == 7 && model == "resnet26",
+        timeline: n == 7 && model == "resnet26",
+        form: Default::default(),
         radt: None,
         estimated_seconds: 60.0,
         jobs: jobs.iter().map(|j| planned_job(j, mode, data)).collect(),
@@ -253,6 +255,7 @@ fn planned_job(j: &JobPlan, mode: Mode, data: &str) -> PlannedJob {
             pinned_mem_limit_mib: (profile_mem_gib(c) * 1024.0) as u64,
             stands_in_for: profile(c).0.to_string(),
         }),
+        mig_slice: None,
         data: JobData {
             source: if data == "generated" { DataSource::Generated } else { DataSource::Synthetic },
             name: j.model.dataset.to_string(),

@@ -4,9 +4,10 @@ use std::collections::BTreeSet;
 
 use colloc_spec::artifact::{CampaignDecl, PartDecl};
 use colloc_spec::gpu::{GpuTable, MigProfile};
-use colloc_spec::model::{Precision, Schedule, Source, TrainingDecl};
-use colloc_spec::resolve::{parse_mode, shown, Dataset, Protocol, ProtocolKind as SpecProtocolKind};
+use colloc_spec::written::{ImageFormat, Precision, Schedule, Source, TrainingDecl};
+use colloc_spec::{shown, Dataset, Protocol, ProtocolKind as SpecProtocolKind};
 use colloc_spec::{Diagnostic, Diagnostics, Mode, Project};
+use colloc_trace::ids;
 use sha2::{Digest, Sha256};
 
 use crate::estimate;
@@ -71,6 +72,13 @@ pub fn plan_project_campaign(project: &Project, campaign: &str, gpu: Option<&str
             }
         }
     }
+    if let Some(t) = &c.timeline {
+        for w in &mut workloads {
+            w.timeline = w.experiment == t.experiment.value
+                && w.jobs.len() == t.jobs as usize
+                && w.jobs.iter().all(|j| t.models.iter().any(|m| m.value == j.model));
+        }
+    }
     if !diags.is_empty() {
         return Err(Diagnostics(diags));
     }
@@ -119,7 +127,7 @@ pub fn gpu_table<'a>(project: &'a Project, key: &str) -> Result<&'a GpuTable, Di
     project.gpus.get(key).ok_or_else(|| {
         let known: Vec<&str> = project.gpus.keys().map(String::as_str).collect();
         one(Diagnostic::file(
-            &shown(&project.root, &project.root.join(colloc_spec::resolve::GPUS_DIR)),
+            &shown(&project.root, &project.root.join(colloc_spec::names::GPUS_DIR)),
             format!("unknown GPU `{key}`; expected one of: {}", known.join(", ")),
         ))
     })
@@ -151,23 +159,18 @@ fn select(
 fn expand_workload(
     project: &Project,
     part: &PartDecl,
-    w: &colloc_spec::resolve::Workload,
+    w: &colloc_spec::Workload,
     gpu: &GpuTable,
     protocol: &Protocol,
     diags: &mut Vec<Diagnostic>,
 ) -> Vec<PlannedWorkload> {
     let modes: Option<Vec<Mode>> =
-        part.modes.as_ref().map(|ms| ms.iter().filter_map(|m| parse_mode(&m.value)).collect());
+        part.modes.as_ref().map(|ms| ms.iter().filter_map(|m| m.value.parse::<Mode>().ok()).collect());
     let keep = |m: Mode| modes.as_ref().is_none_or(|ms| ms.contains(&m));
     let mut out = Vec::new();
     let Some(base) = plan_workload(project, part, w, w.mode, &w.id, gpu, protocol, diags) else { return out };
-    let stand_in = (part.mig_stand_in && w.mode == Mode::Mig && base.feasible).then(|| {
-        let id = match w.id.rsplit_once("-mig") {
-            Some((a, b)) => format!("{a}-mpslim{b}"),
-            None => format!("{}-mpslim", w.id),
-        };
-        plan_workload(project, part, w, Mode::MpsLimited, &id, gpu, protocol, diags)
-    });
+    let stand_in = (part.mig_stand_in && w.mode == Mode::Mig && base.feasible)
+        .then(|| plan_workload(project, part, w, Mode::MpsLimited, &ids::stand_in(&w.id), gpu, protocol, diags));
     if keep(base.mode) {
         out.push(base);
     }
@@ -183,7 +186,7 @@ fn expand_workload(
 fn plan_workload(
     project: &Project,
     part: &PartDecl,
-    w: &colloc_spec::resolve::Workload,
+    w: &colloc_spec::Workload,
     mode: Mode,
     id: &str,
     gpu: &GpuTable,
@@ -231,6 +234,7 @@ fn plan_workload(
             mig_profile: (mode == Mode::Mig).then(|| prof.map(|p| p.name.clone())).flatten(),
             mig_class: j.mig.as_ref().filter(|_| uses_mig).map(|(s, _)| class_of(s)),
             mps_limits: (mode == Mode::MpsLimited).then(|| prof.map(|p| mps_limits(gpu, p))).flatten(),
+            mig_slice: prof.map(mig_slice),
             data: job_data(ds, source_of(ds), protocol),
             training: training(&j.training, j.batch_size, model.input_size),
         });
@@ -238,11 +242,7 @@ fn plan_workload(
     let sources: BTreeSet<&str> = jobs.iter().map(|j| source_name(j.data.source)).collect();
     let mut id = id.to_string();
     if let Some(src) = part.data {
-        id.push_str(match src {
-            Source::Synthetic => "@syn",
-            Source::Generated => "@gen",
-            Source::Imagefolder => "@real",
-        });
+        id.push_str(ids::data_suffix(data_source(src)));
     }
     let mut pw = PlannedWorkload {
         id,
@@ -254,13 +254,59 @@ fn plan_workload(
         repetitions: protocol.repetitions,
         data: sources.into_iter().collect::<Vec<_>>().join("+"),
         headline: false,
+        timeline: false,
+        form: form_of(w),
         radt: w.radt.map(|n| RadtRef { experiment: w.experiment, workload: n }),
         estimated_seconds: 0.0,
         jobs,
     };
-    pw.estimated_seconds = if pw.feasible { estimate::workload_seconds(&pw, gpu, protocol) } else { 0.0 };
+    pw.estimated_seconds = if pw.feasible { estimate::workload_seconds(&pw, &target(gpu), protocol) } else { 0.0 };
     Some(pw)
 }
+
+fn form_of(w: &colloc_spec::Workload) -> WorkloadForm {
+    if let Some(m) = &w.mix {
+        return WorkloadForm::Mix {
+            position: m.position,
+            classes: m
+                .classes
+                .iter()
+                .map(|c| MixClass {
+                    letter: c.letter.to_string(),
+                    count: c.count,
+                    model: c.model.clone(),
+                    dataset: c.dataset.clone(),
+                    batch_size: c.batch_size,
+                    mig_class: class_of(&c.mig),
+                })
+                .collect(),
+        };
+    }
+    let first = &w.jobs[0];
+    let alike = w.jobs.iter().all(|j| {
+        j.model == first.model
+            && j.dataset == first.dataset
+            && j.batch_size == first.batch_size
+            && j.mig.as_ref().map(|m| &m.0) == first.mig.as_ref().map(|m| &m.0)
+    });
+    match (w.jobs.len(), alike) {
+        (1, _) => WorkloadForm::Single,
+        (_, true) => WorkloadForm::Homogeneous,
+        (_, false) => WorkloadForm::Listed,
+    }
+}
+
+/// The MIG profile as a job gets it.
+pub fn mig_slice(p: &MigProfile) -> MigSlice {
+    MigSlice {
+        profile: p.name.clone(),
+        compute_slices: p.compute_slices,
+        sms: p.sms,
+        memory_bytes: (p.memory_gib * GIB).round() as u64,
+    }
+}
+
+const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
 fn class_of(spelled: &str) -> String {
     spelled.split('.').next().unwrap_or(spelled).to_string()
@@ -283,14 +329,18 @@ pub fn mps_limits(gpu: &GpuTable, p: &MigProfile) -> MpsLimits {
     }
 }
 
+fn data_source(s: Source) -> DataSource {
+    match s {
+        Source::Synthetic => DataSource::Synthetic,
+        Source::Generated => DataSource::Generated,
+        Source::Imagefolder => DataSource::Imagefolder,
+    }
+}
+
 fn job_data(ds: &Dataset, source: Source, protocol: &Protocol) -> JobData {
     let fraction = if source == Source::Generated { protocol.data_fraction } else { 1.0 };
     JobData {
-        source: match source {
-            Source::Synthetic => DataSource::Synthetic,
-            Source::Generated => DataSource::Generated,
-            Source::Imagefolder => DataSource::Imagefolder,
-        },
+        source: data_source(source),
         name: ds.name.clone(),
         path: match source {
             Source::Synthetic => None,
@@ -302,8 +352,8 @@ fn job_data(ds: &Dataset, source: Source, protocol: &Protocol) -> JobData {
         val_count: ds.val,
         fraction,
         format: match ds.format {
-            colloc_spec::model::ImageFormat::Png => "png".into(),
-            colloc_spec::model::ImageFormat::Jpeg => "jpeg".into(),
+            ImageFormat::Png => "png".into(),
+            ImageFormat::Jpeg => "jpeg".into(),
         },
     }
 }
@@ -360,14 +410,7 @@ fn finish(
     Plan {
         plan_version: PLAN_VERSION,
         campaign,
-        gpu: GpuTarget {
-            key: gpu.key.clone(),
-            name: gpu.name.clone(),
-            sms: gpu.sms,
-            memory_gib: gpu.memory_gib,
-            compute_slices: gpu.compute_slices,
-            memory_slices: gpu.memory_slices,
-        },
+        gpu: target(gpu),
         protocol: ProtocolPlan {
             name: protocol.name.clone(),
             kind,
@@ -376,6 +419,20 @@ fn finish(
         workloads,
         totals,
         spec_hash: spec_hash(project),
+    }
+}
+
+/// What the plan carries of a GPU table.
+pub fn target(gpu: &GpuTable) -> GpuTarget {
+    GpuTarget {
+        key: gpu.key.clone(),
+        name: gpu.name.clone(),
+        sms: gpu.sms,
+        memory_gib: gpu.memory_gib,
+        compute_slices: gpu.compute_slices,
+        memory_slices: gpu.memory_slices,
+        power_limit_watts: gpu.power_limit_watts,
+        images_per_second: gpu.estimate_images_per_second.clone(),
     }
 }
 

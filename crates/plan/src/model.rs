@@ -2,6 +2,7 @@
 //! Plain data, serialised as JSON; the shape is documented in the README.
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 pub use colloc_spec::Mode;
 pub use colloc_trace::jobfile::{DataSource, JobData, Training};
@@ -37,6 +38,13 @@ pub struct GpuTarget {
     pub memory_gib: f64,
     pub compute_slices: u32,
     pub memory_slices: u32,
+    /// Board power limit in watts, from the GPU table.
+    #[serde(default)]
+    pub power_limit_watts: f64,
+    /// Images/s of one job of each model alone (batch 128, FP32, synthetic data), from the
+    /// GPU table: the speed model's input ([`crate::perf`]), never a result.
+    #[serde(default)]
+    pub images_per_second: BTreeMap<String, f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -56,6 +64,12 @@ pub struct PlannedWorkload {
     pub data: String,
     /// Headline workloads get more repetitions in quick campaigns.
     pub headline: bool,
+    /// The campaign's utilisation timeline shows this workload's telemetry.
+    #[serde(default)]
+    pub timeline: bool,
+    /// One job, identical jobs, jobs listed one by one, or a mix of job classes.
+    #[serde(default)]
+    pub form: WorkloadForm,
     /// The authors' radT workload this corresponds to, when it does.
     pub radt: Option<RadtRef>,
     /// Estimated seconds of GPU time per repetition under the protocol.
@@ -83,8 +97,54 @@ pub struct PlannedJob {
     pub mig_class: Option<String>,
     /// `mps-limited` only: the caps standing in for the MIG profile.
     pub mps_limits: Option<MpsLimits>,
+    /// `mig` and `mps-limited`: the MIG profile the job runs in (or stands in for), as the
+    /// target GPU's table gives it.
+    #[serde(default)]
+    pub mig_slice: Option<MigSlice>,
     pub data: JobData,
     pub training: Training,
+}
+
+/// How a workload is composed.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum WorkloadForm {
+    /// One job.
+    #[default]
+    Single,
+    /// Several jobs of one model, dataset and batch size.
+    Homogeneous,
+    /// Jobs listed one by one, not all alike.
+    Listed,
+    /// A mix of job classes (`L+M+2S`), from an experiment's `mixes`.
+    Mix {
+        /// Place of the mix in its experiment's declared list, from 0.
+        position: u32,
+        /// The terms in the order written.
+        classes: Vec<MixClass>,
+    },
+}
+
+/// One term of a mix: `count` jobs of the class `letter`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MixClass {
+    pub letter: String,
+    pub count: u32,
+    pub model: String,
+    pub dataset: String,
+    pub batch_size: u32,
+    /// The compute-slice class the class's jobs get under MIG (`1g`).
+    pub mig_class: String,
+}
+
+/// A MIG profile of the target GPU as a job gets it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MigSlice {
+    /// `1g.18gb`.
+    pub profile: String,
+    pub compute_slices: u32,
+    pub sms: u32,
+    pub memory_bytes: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

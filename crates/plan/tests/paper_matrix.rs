@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use colloc_plan::{plan_all, plan_project_campaign, Mode, Plan};
-use colloc_spec::resolve::{load_gpus, resolve_spec, Project};
+use colloc_plan::{plan_all, plan_campaign, plan_project_campaign, Mode, Plan, WorkloadForm};
+use colloc_spec::{load_gpus, resolve_spec, Project};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
@@ -177,11 +177,58 @@ fn the_stand_in_caps_come_from_the_h200_profiles() {
 fn a_profile_the_target_gpu_lacks_is_an_error_with_its_place() {
     let root = root();
     let extra = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/specs/a100_profile.yaml");
-    let project = colloc_spec::resolve::load_project_with(&root, &[extra]).unwrap_or_else(|d| panic!("{d}"));
+    let project = colloc_spec::load_project_with(&root, &[extra]).unwrap_or_else(|d| panic!("{d}"));
     let err = plan_all(&project, "h200-141gb", "quick").unwrap_err();
     let d = err.0.iter().find(|d| d.file.ends_with("a100_profile.yaml")).unwrap_or_else(|| panic!("{err}"));
     assert_eq!((d.line, d.column), (9, 37));
     assert!(d.message.contains("`1g.5gb` does not exist on the NVIDIA H200 141GB"), "{}", d.message);
     // On the A100 it is fine.
     plan_all(&project, "a100-40gb", "paper").unwrap();
+}
+
+#[test]
+fn the_plan_carries_forms_roles_and_mig_slices() {
+    let plan = plan_campaign(&root(), "h200-quick", None).unwrap();
+    let project = colloc_spec::load_project(&root()).unwrap();
+    // Mixes: their form holds the declared position and classes, in every mode.
+    let declared: Vec<String> = {
+        let text = std::fs::read_to_string(root().join("experiments/exp37.yaml")).unwrap();
+        let line = text.lines().find(|l| l.trim_start().starts_with("mixes: [")).unwrap();
+        line.split_once('[').unwrap().1.trim_end_matches(']').split(',').map(|m| m.trim().to_string()).collect()
+    };
+    let mut mixes = 0;
+    for w in &plan.workloads {
+        match &w.form {
+            WorkloadForm::Mix { position, classes } => {
+                mixes += 1;
+                assert_eq!(declared[*position as usize], w.label, "{}", w.id);
+                let jobs: u32 = classes.iter().map(|c| c.count).sum();
+                assert_eq!(jobs as usize, w.jobs.len(), "{}", w.id);
+                for c in classes {
+                    assert_eq!(w.jobs.iter().filter(|j| j.model == c.model).count() as u32, c.count, "{}", w.id);
+                }
+            }
+            WorkloadForm::Single => assert_eq!(w.jobs.len(), 1, "{}", w.id),
+            WorkloadForm::Homogeneous => assert!(w.jobs.len() > 1 && w.jobs.iter().all(|j| j.model == w.jobs[0].model)),
+            WorkloadForm::Listed => panic!("{} is not listed job by job", w.id),
+        }
+        // The timeline role: exactly the 7 × resnet26 workloads of exp 33.
+        let seven_small = w.experiment == 33 && w.jobs.len() == 7 && w.jobs.iter().all(|j| j.model == "resnet26");
+        assert_eq!(w.timeline, seven_small, "{}", w.id);
+        // MIG slices come from the GPU table, in mig and mps-limited modes only.
+        for j in &w.jobs {
+            match (&j.mig_slice, w.mode.uses_mig_profiles()) {
+                (Some(s), true) => {
+                    let p = project.gpus["h200-141gb"].profile(&s.profile).unwrap();
+                    assert_eq!((s.sms, s.compute_slices), (p.sms, p.compute_slices));
+                    assert_eq!(s.memory_bytes, (p.memory_gib * 1024.0 * 1024.0 * 1024.0).round() as u64);
+                }
+                (None, false) => {}
+                (s, _) => panic!("{}: mig_slice {s:?} in mode {}", w.id, w.mode),
+            }
+        }
+    }
+    // 14 mixes in naive, mps and mig; a stand-in for the 11 MIG layouts that can be placed.
+    assert_eq!(mixes, 14 * 3 + 11);
+    assert_eq!(plan.gpu.images_per_second, project.gpus["h200-141gb"].estimate_images_per_second);
 }

@@ -127,6 +127,8 @@ fn default_params(job: &JobFile) -> FakeParams {
         memory_gib: 140.0,
         compute_slices: 7,
         memory_slices: 8,
+        power_limit_watts: 700.0,
+        images_per_second: Default::default(),
     };
     let w = PlannedWorkload {
         id: job.workload_id.clone(),
@@ -138,6 +140,8 @@ fn default_params(job: &JobFile) -> FakeParams {
         repetitions: 1,
         data: String::new(),
         headline: false,
+        timeline: false,
+        form: Default::default(),
         radt: None,
         estimated_seconds: 0.0,
         jobs: vec![PlannedJob {
@@ -148,6 +152,7 @@ fn default_params(job: &JobFile) -> FakeParams {
             mig_profile: None,
             mig_class: None,
             mps_limits: None,
+            mig_slice: None,
             data: job.data.clone(),
             training: job.training.clone(),
         }],

@@ -308,6 +308,8 @@ pub(crate) mod tests {
             memory_gib: 140.0,
             compute_slices: 7,
             memory_slices: 8,
+            power_limit_watts: 700.0,
+            images_per_second: Default::default(),
         }
     }
 
@@ -320,6 +322,7 @@ pub(crate) mod tests {
             mig_profile: None,
             mig_class: None,
             mps_limits: None,
+            mig_slice: None,
             data: JobData {
                 source,
                 name: "cifar10".into(),
@@ -345,6 +348,8 @@ pub(crate) mod tests {
             repetitions: 1,
             data: "synthetic".into(),
             headline: false,
+            timeline: false,
+            form: Default::default(),
             radt: None,
             estimated_seconds: 10.0,
             jobs,

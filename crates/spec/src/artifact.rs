@@ -10,8 +10,10 @@ use serde_saphyr::Spanned;
 
 use crate::diag::Diagnostic;
 use crate::gpu::GpuTable;
-use crate::model::Source;
-use crate::resolve::{escapes, parse_mode, Spec, GPUS_DIR};
+use crate::names::{escapes, GPUS_DIR};
+use crate::resolved::Spec;
+use crate::written::Source;
+use crate::Mode;
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -62,6 +64,9 @@ pub struct CampaignDecl {
     /// Workloads that get more repetitions (the paper's headline results).
     #[serde(default)]
     pub headline: Option<HeadlineDecl>,
+    /// The workloads whose telemetry the utilisation timeline shows (one per mode).
+    #[serde(default)]
+    pub timeline: Option<TimelineDecl>,
     /// Traces directory relative to the project (default `data/<name>`); must stay inside.
     #[serde(default)]
     #[schemars(with = "Option<String>")]
@@ -108,6 +113,27 @@ pub struct HeadlineDecl {
     #[serde(default)]
     pub data: Option<Source>,
     pub repetitions: u32,
+}
+
+/// Selects the workloads of one experiment with `jobs` jobs, all of one of `models`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TimelineDecl {
+    #[schemars(with = "u32")]
+    pub experiment: Spanned<u32>,
+    #[schemars(with = "Vec<String>")]
+    pub models: Vec<Spanned<String>>,
+    pub jobs: u32,
+}
+
+impl CampaignDecl {
+    /// The campaign's trace directory: `out:` when given, else `data/<name>`, under `root`.
+    pub fn data_dir(&self, root: &Path) -> PathBuf {
+        match &self.out {
+            Some(o) => root.join(&o.value),
+            None => root.join("data").join(&self.name.value),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -178,7 +204,7 @@ pub(crate) fn check(
                 }
             }
             for m in p.modes.iter().flatten() {
-                if parse_mode(&m.value).is_none() {
+                if m.value.parse::<Mode>().is_err() {
                     diags.push(d(
                         m,
                         format!("unknown mode `{}`; expected exclusive, naive, mps, mps-limited or mig", m.value),
@@ -186,16 +212,15 @@ pub(crate) fn check(
                 }
             }
         }
-        if let Some(h) = &c.headline {
-            if !spec.experiments.iter().any(|x| x.id == h.experiment.value) {
-                diags.push(Diagnostic::spanned(
-                    f,
-                    t,
-                    &h.experiment,
-                    format!("unknown experiment {}", h.experiment.value),
-                ));
+        let roles = [
+            c.headline.as_ref().map(|h| (&h.experiment, &h.models)),
+            c.timeline.as_ref().map(|h| (&h.experiment, &h.models)),
+        ];
+        for (experiment, models) in roles.into_iter().flatten() {
+            if !spec.experiments.iter().any(|x| x.id == experiment.value) {
+                diags.push(Diagnostic::spanned(f, t, experiment, format!("unknown experiment {}", experiment.value)));
             }
-            for m in &h.models {
+            for m in models {
                 if !spec.models.contains_key(&m.value) {
                     diags.push(d(m, format!("unknown model `{}`", m.value)));
                 }

@@ -93,3 +93,8 @@ impl fmt::Display for Diagnostics {
 }
 
 impl std::error::Error for Diagnostics {}
+
+/// Parses YAML text into `T`, or a located diagnostic.
+pub fn parse_yaml<T: serde::de::DeserializeOwned>(file: &Path, text: &str) -> Result<T, Diagnostic> {
+    serde_saphyr::from_str::<T>(text).map_err(|e| Diagnostic::from_yaml(file, text, &e))
+}

@@ -8,9 +8,11 @@ use std::path::Path;
 use serde_saphyr::Spanned;
 
 use crate::diag::Diagnostic;
-use crate::model::*;
-use crate::resolve::{valid_name, Job, Origin, Spec, Workload, MAX_BATCH, MAX_JOBS};
+use crate::names::{valid_name, MAX_BATCH, MAX_JOBS};
+use crate::resolved::{Job, Mix, MixClass, Origin, Spec, Workload};
+use crate::written::*;
 use crate::Mode;
+use colloc_trace::ids;
 
 pub(crate) struct Cx<'a> {
     pub spec: &'a Spec,
@@ -115,10 +117,7 @@ impl Cx<'_> {
                     if !ok {
                         continue;
                     }
-                    let tag = match &prof {
-                        Some((p, _)) => format!("{}{}", mode_tag(mode), p.replace('.', "_")),
-                        None => mode_tag(mode).to_string(),
-                    };
+                    let tag = ids::layout_tag(mode, prof.as_ref().map(|(p, _)| p.as_str()));
                     let job = Job {
                         model: t.model.value.clone(),
                         dataset: t.dataset.value.clone(),
@@ -127,12 +126,13 @@ impl Cx<'_> {
                         training: training.clone(),
                     };
                     out.push(Workload {
-                        id: format!("e{exp}-{}-{}-x{n}-{tag}", t.model.value, t.dataset.value),
+                        id: ids::homogeneous(exp, &t.model.value, &t.dataset.value, n as usize, &tag),
                         experiment: exp,
                         label: format!("{n} × {}", t.model.value),
                         mode,
                         jobs: vec![job; n as usize],
                         radt: None,
+                        mix: None,
                         origin: self.origin(ms),
                     });
                 }
@@ -147,7 +147,7 @@ impl Cx<'_> {
             Some((m, p)) => (m, Some(p)),
             None => (s.value.as_str(), None),
         };
-        let mode = match parse_mode(m) {
+        let mode = match m.parse::<Mode>().ok() {
             Some(mode) => mode,
             None => {
                 self.err(
@@ -196,7 +196,7 @@ impl Cx<'_> {
         }
         let mut modes = Vec::new();
         for s in &mv.modes {
-            match parse_mode(&s.value) {
+            match s.value.parse::<Mode>().ok() {
                 Some(Mode::Exclusive) | None => {
                     self.err(s, format!("mixes run in `naive`, `mps`, `mps-limited` or `mig`, not `{}`", s.value))
                 }
@@ -204,8 +204,25 @@ impl Cx<'_> {
             }
         }
         let mut out = Vec::new();
-        for mix in &mv.mixes {
+        for (position, mix) in mv.mixes.iter().enumerate() {
             let Some(parts) = self.parse_mix(mix, &classes) else { continue };
+            let form = Mix {
+                position: position as u32,
+                classes: parts
+                    .iter()
+                    .map(|(count, letter)| {
+                        let (c, prof) = &classes[letter];
+                        MixClass {
+                            letter: *letter,
+                            count: *count,
+                            model: c.model.value.clone(),
+                            dataset: c.dataset.value.clone(),
+                            batch_size: c.batch_size.value,
+                            mig: prof.0.clone(),
+                        }
+                    })
+                    .collect(),
+            };
             for (mode, ms) in &modes {
                 let mut jobs = Vec::new();
                 for (count, letter) in &parts {
@@ -220,12 +237,13 @@ impl Cx<'_> {
                     jobs.extend(std::iter::repeat_n(job, *count as usize));
                 }
                 out.push(Workload {
-                    id: format!("e{exp}-{}-{}", mix.value, mode_tag(*mode)),
+                    id: ids::mix(exp, &mix.value, *mode),
                     experiment: exp,
                     label: mix.value.clone(),
                     mode: *mode,
                     jobs,
                     radt: None,
+                    mix: Some(form.clone()),
                     origin: self.origin(ms),
                 });
             }
@@ -268,7 +286,7 @@ impl Cx<'_> {
     }
 
     fn explicit(&mut self, exp: u32, w: &WorkloadDecl) -> Option<Workload> {
-        let mode = match parse_mode(&w.mode.value) {
+        let mode = match w.mode.value.parse::<Mode>().ok() {
             Some(m) => m,
             None => {
                 self.err(
@@ -331,7 +349,7 @@ impl Cx<'_> {
             }
             None => default_id(exp, mode, &jobs),
         };
-        Some(Workload { id, experiment: exp, label, mode, jobs, radt: w.radt, origin: self.origin(&w.mode) })
+        Some(Workload { id, experiment: exp, label, mode, jobs, radt: w.radt, mix: None, origin: self.origin(&w.mode) })
     }
 }
 
@@ -344,15 +362,12 @@ pub fn default_id(exp: u32, mode: Mode, jobs: &[Job]) -> String {
             && j.dataset == first.dataset
             && j.mig.as_ref().map(|m| &m.0) == first.mig.as_ref().map(|m| &m.0)
     });
-    let tag = match (&first.mig, same) {
-        (Some((p, _)), true) => format!("{}{}", mode_tag(mode), p.replace('.', "_")),
-        _ => mode_tag(mode).to_string(),
-    };
     if same {
-        format!("e{exp}-{}-{}-x{}-{tag}", first.model, first.dataset, jobs.len())
+        let tag = ids::layout_tag(mode, first.mig.as_ref().map(|(p, _)| p.as_str()));
+        ids::homogeneous(exp, &first.model, &first.dataset, jobs.len(), &tag)
     } else {
         let models: Vec<&str> = jobs.iter().map(|j| j.model.as_str()).collect();
-        format!("e{exp}-{}-{tag}", models.join("+"))
+        ids::listed(exp, &models, ids::mode_tag(mode))
     }
 }
 
@@ -365,28 +380,6 @@ fn label_of(jobs: &[Job]) -> String {
         }
     }
     counts.iter().map(|(m, n)| format!("{n} × {m}")).collect::<Vec<_>>().join(" + ")
-}
-
-pub fn parse_mode(s: &str) -> Option<Mode> {
-    Some(match s {
-        "exclusive" => Mode::Exclusive,
-        "naive" => Mode::Naive,
-        "mps" => Mode::Mps,
-        "mps-limited" => Mode::MpsLimited,
-        "mig" => Mode::Mig,
-        _ => return None,
-    })
-}
-
-/// Short tag of a mode in workload ids.
-pub fn mode_tag(m: Mode) -> &'static str {
-    match m {
-        Mode::Exclusive => "exclusive",
-        Mode::Naive => "naive",
-        Mode::Mps => "mps",
-        Mode::MpsLimited => "mpslim",
-        Mode::Mig => "mig",
-    }
 }
 
 /// `1g`..`7g`, or a profile name like `1g.5gb`, `1g.18gb+me`.

@@ -21,6 +21,8 @@ pub struct GpuTable {
     pub compute_slices: u32,
     /// Memory slices MIG divides the GPU into (8): placements are counted in these.
     pub memory_slices: u32,
+    /// Board power limit in watts (the simulated GPU reports it).
+    pub power_limit_watts: f64,
     /// Where the table comes from.
     pub source: String,
     pub profiles: Vec<MigProfile>,

@@ -1,59 +1,39 @@
 //! Experiment specifications: the YAML under `experiments/`, the GPU MIG profile tables
 //! under `experiments/gpus/`, and `artifact.yaml`.
+//!
+//! Two layers, as ripgrep parses arguments: [`written`] holds the YAML as written (serde
+//! types with spans, what the JSON Schemas publish); [`resolved`] holds the spec as resolved
+//! (files merged, names checked, defaults applied, experiments expanded into workloads),
+//! which is all the planner reads. Loading ([`load_project`]) reads the files, resolves them
+//! and checks `artifact.yaml` and the GPU tables against them, with `file:line:column`
+//! diagnostics.
 
-use serde::{Deserialize, Serialize};
-
-/// How the jobs of a workload share the GPU.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum Mode {
-    /// One job alone on the whole GPU.
-    Exclusive,
-    /// Plain processes sharing the GPU by time slicing.
-    Naive,
-    /// NVIDIA Multi-Process Service, no limits.
-    Mps,
-    /// MPS with per-job thread percentage and pinned memory limits derived from the MIG
-    /// profile the job would get: a stand-in for MIG where MIG cannot be turned on.
-    MpsLimited,
-    /// Multi-Instance GPU: one GPU instance per job.
-    Mig,
-}
-
-impl Mode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Exclusive => "exclusive",
-            Mode::Naive => "naive",
-            Mode::Mps => "mps",
-            Mode::MpsLimited => "mps-limited",
-            Mode::Mig => "mig",
-        }
-    }
-}
-
-impl std::fmt::Display for Mode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use colloc_trace::Mode;
 
 pub mod artifact;
 pub mod claims;
-pub mod diag;
+mod diag;
 mod forms;
 pub mod gpu;
-pub mod model;
+mod load;
+pub mod names;
 pub mod radt;
-pub mod resolve;
+mod resolve;
+pub mod resolved;
 pub mod validate;
+pub mod written;
 
-pub use diag::{Diagnostic, Diagnostics};
-pub use resolve::{load_project, Project, Spec};
+pub use artifact::{Artifact, CampaignDecl};
+pub use diag::{parse_yaml, Diagnostic, Diagnostics};
+pub use forms::{default_id, is_profile_spelling, merge_training};
+pub use gpu::{GpuTable, MigProfile};
+pub use load::{check_gpu_file, load_gpus, load_project, load_project_with, shown, yaml_files, Project};
+pub use resolve::resolve_spec;
+pub use resolved::{Dataset, Protocol, ProtocolKind, Spec, Workload};
 
 /// JSON Schema of a spec file under `experiments/`, as published in `experiments/schema.json`.
 pub fn spec_schema() -> String {
-    let s = schemars::schema_for!(model::SpecFile);
+    let s = schemars::schema_for!(written::SpecFile);
     serde_json::to_string_pretty(&s).expect("a schema serialises") + "\n"
 }
 

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::diag::{Diagnostic, Diagnostics};
-use crate::resolve::Spec;
+use crate::resolved::Spec;
 
 struct Row {
     line: u64,
@@ -129,7 +129,7 @@ fn row(l: &str, _line: u64, spec: &Spec) -> Result<Row, (u64, String)> {
     let (mode, mig) = match collocation {
         "-" => ("-".to_string(), None),
         "MPS" | "mps" => ("mps".to_string(), None),
-        p if crate::resolve::is_profile_spelling(p) && p.contains('.') => {
+        p if crate::forms::is_profile_spelling(p) && p.contains('.') => {
             ("mig".to_string(), Some(p.split('.').next().unwrap_or(p).to_string()))
         }
         other => return Err((col(5), format!("Collocation `{other}` is neither `-`, `MPS` nor a MIG profile name"))),

@@ -2,7 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::resolve::{check_gpu_file, load_project_with, parse_yaml, shown};
+use crate::diag::parse_yaml;
+use crate::load::{check_gpu_file, load_project_with, shown};
 use crate::{Diagnostic, Diagnostics};
 
 /// Checks the project, with `files` checked in its context: a GPU table (a file under a

@@ -12,8 +12,7 @@
 //!     processes.csv.gz         host CPU and GPU memory per job (telemetry.rs)
 //!   quarantine/<run-id>.<n>/   incomplete directories found on resume, kept
 //! ```
-//! A run id is `<workload-id>.r<repetition>`, with `.a<attempt>` appended for attempts
-//! after the first (`--force`).
+//! Run ids follow [`crate::ids`].
 
 pub const MANIFEST: &str = "SHA256SUMS";
 pub const RUNS_DIR: &str = "runs";
@@ -34,11 +33,4 @@ pub fn job_stderr(index: usize) -> String {
     format!("job-{index}.stderr.txt")
 }
 
-/// The id of one run of a workload.
-pub fn run_id(workload_id: &str, repetition: u32, attempt: u32) -> String {
-    if attempt <= 1 {
-        format!("{workload_id}.r{repetition}")
-    } else {
-        format!("{workload_id}.r{repetition}.a{attempt}")
-    }
-}
+pub use crate::ids::run_id;

@@ -6,14 +6,20 @@
 //! * [`meta`]: a run's `meta.json`: status, mode applied and provenance.
 //! * [`telemetry`]: the columns of `telemetry.csv.gz` and `processes.csv.gz`.
 //! * [`layout`]: file names inside a campaign and a run directory.
+//! * [`ids`]: the grammar of workload and run ids.
+//! * [`Mode`]: the collocation modes.
 //! * [`manifest`]: the campaign's `SHA256SUMS`, written atomically and verified.
 
 pub mod events;
+pub mod ids;
 pub mod jobfile;
 pub mod layout;
 pub mod manifest;
 pub mod meta;
+mod mode;
 pub mod telemetry;
+
+pub use mode::{Mode, UnknownMode};
 
 /// Version of the trace format written into `meta.json` and job files.
 pub const FORMAT_VERSION: u32 = 1;

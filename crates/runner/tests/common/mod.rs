@@ -30,6 +30,7 @@ pub fn job(model: &str) -> PlannedJob {
         mig_profile: None,
         mig_class: None,
         mps_limits: None,
+        mig_slice: None,
         data: JobData {
             source: DataSource::Synthetic,
             name: "cifar10".into(),
@@ -69,6 +70,8 @@ pub fn workload(id: &str, mode: Mode, jobs: Vec<PlannedJob>) -> PlannedWorkload 
         repetitions: 1,
         data: "synthetic".into(),
         headline: false,
+        timeline: false,
+        form: Default::default(),
         radt: None,
         estimated_seconds: 60.0,
         jobs,
@@ -88,6 +91,8 @@ pub fn plan(workloads: Vec<PlannedWorkload>) -> Plan {
             memory_gib: 140.0,
             compute_slices: 7,
             memory_slices: 8,
+            power_limit_watts: 700.0,
+            images_per_second: Default::default(),
         },
         protocol: ProtocolPlan {
             name: "quick".into(),
