@@ -25,7 +25,7 @@ fn analyses_a_fixture_campaign() {
     assert_eq!(r.provenance.manifest_sha256.len(), 64);
 
     // Alone: ratio 1 up to noise; the baseline is the exclusive run.
-    let alone = workload(&r, "e33-resnet26-x1-exclusive");
+    let alone = workload(&r, "e33-resnet26-cifar10-x1-exclusive@syn");
     assert_eq!(alone.status, RunStatus::Ok);
     let ratio = alone.stats.aggregate_ratio.unwrap();
     assert!((ratio.median - 1.0).abs() < 0.05, "{ratio:?}");
@@ -37,7 +37,7 @@ fn analyses_a_fixture_campaign() {
     assert!((epoch - 50_000.0 / b.stats.throughput.unwrap().median).abs() < 1.0);
 
     // Seven small jobs under MPS: more in total, each slower.
-    let mps7 = workload(&r, "e33-resnet26-x7-mps");
+    let mps7 = workload(&r, "e33-resnet26-cifar10-x7-mps@syn");
     assert!(mps7.stats.aggregate_ratio.unwrap().median > 2.0, "{:?}", mps7.stats.aggregate_ratio);
     assert!(mps7.stats.per_job_slowdown.unwrap().median > 1.5);
     assert!(mps7.stats.per_job_epoch_seconds.unwrap().median > epoch);
@@ -48,21 +48,21 @@ fn analyses_a_fixture_campaign() {
     assert!(mps7.stats.cpu_cores_total.unwrap().median > 5.0);
 
     // MIG could not be enabled: skipped with the reason, mps-limited measured instead.
-    let mig7 = workload(&r, "e33-resnet26-x7-mig");
+    let mig7 = workload(&r, "e33-resnet26-cifar10-x7-mig1g@syn");
     assert_eq!(mig7.status, RunStatus::Skipped);
     assert!(mig7.reasons[0].contains("MIG mode could not be enabled"));
     assert!(mig7.stats.aggregate_ratio.is_none());
     assert_eq!(mig7.layout, "1g×7");
-    let lim7 = workload(&r, "e33-resnet26-x7-mps-limited");
+    let lim7 = workload(&r, "e33-resnet26-cifar10-x7-mpslim1g@syn");
     assert_eq!(lim7.status, RunStatus::Ok);
 
     // Seven large jobs do not fit the GPU's memory.
-    let big = workload(&r, "e33-resnet152-x7-naive");
+    let big = workload(&r, "e33-resnet152-imagenet-x7-naive@syn");
     assert_eq!(big.status, RunStatus::Failed);
     assert!(big.reasons.iter().any(|s| s.contains("out of memory")));
 
     // Mixes that need more than seven slices are infeasible under MIG.
-    let inf = workload(&r, "e37-L+M+2S-mig");
+    let inf = workload(&r, "e37-L+M+2S-mig@syn");
     assert_eq!(inf.status, RunStatus::Infeasible);
     assert!(!inf.feasible);
 
@@ -74,7 +74,7 @@ fn analyses_a_fixture_campaign() {
 
     // A mix of models is compared on each job over its model alone, not on raw images per
     // second (which a mode starving the slower model would win).
-    let (mix_naive, mix_mps) = (workload(&r, "e37-M+S-naive"), workload(&r, "e37-M+S-mps"));
+    let (mix_naive, mix_mps) = (workload(&r, "e37-M+S-naive@syn"), workload(&r, "e37-M+S-mps@syn"));
     let c = r.comparisons.iter().find(|c| c.config == mix_mps.config).unwrap();
     assert!(c.normalised);
     let on_ratio = mix_mps.stats.aggregate_ratio.unwrap().median / mix_naive.stats.aggregate_ratio.unwrap().median;
@@ -98,7 +98,7 @@ fn mig_instances_are_measured_when_mig_is_available() {
     let d = tempfile::tempdir().unwrap();
     let dir = fixture(d.path(), FixtureOptions { mig_available: true, repetitions: 1, ..Default::default() });
     let r = analyse(&dir).unwrap();
-    let mig7 = workload(&r, "e33-resnet26-x7-mig");
+    let mig7 = workload(&r, "e33-resnet26-cifar10-x7-mig1g@syn");
     assert_eq!(mig7.status, RunStatus::Ok);
     // Whole-GPU GPM metrics are empty under MIG: the instances' mean is used.
     let run = r.runs.iter().find(|x| x.workload_id == mig7.id).unwrap();
@@ -116,13 +116,13 @@ fn mig_instances_are_measured_when_mig_is_available() {
 fn a_tampered_trace_is_refused_naming_the_file() {
     let d = tempfile::tempdir().unwrap();
     let dir = fixture(d.path(), FixtureOptions { repetitions: 1, ..Default::default() });
-    let victim = dir.join("runs/e33-resnet26-x7-mps.r1/job-3.events.jsonl");
+    let victim = dir.join("runs/e33-resnet26-cifar10-x7-mps@syn.r1/job-3.events.jsonl");
     let mut bytes = std::fs::read(&victim).unwrap();
     let i = bytes.len() / 2;
     bytes[i] ^= 0x01;
     std::fs::write(&victim, &bytes).unwrap();
     let err = format!("{:#}", analyse(&dir).unwrap_err());
-    assert!(err.contains("runs/e33-resnet26-x7-mps.r1/job-3.events.jsonl"), "{err}");
+    assert!(err.contains("runs/e33-resnet26-cifar10-x7-mps@syn.r1/job-3.events.jsonl"), "{err}");
     assert!(err.contains("checksum differs"), "{err}");
 }
 
@@ -130,16 +130,19 @@ fn a_tampered_trace_is_refused_naming_the_file() {
 fn missing_extra_and_truncated_files_are_refused() {
     let d = tempfile::tempdir().unwrap();
     let dir = fixture(d.path(), FixtureOptions { repetitions: 1, ..Default::default() });
-    let run = dir.join("runs/e33-resnet26-x2-naive.r1");
+    let run = dir.join("runs/e33-resnet26-cifar10-x2-naive@syn.r1");
     std::fs::remove_file(run.join("telemetry.csv.gz")).unwrap();
     std::fs::write(run.join("notes.txt"), "extra").unwrap();
     let meta = run.join("meta.json");
     let text = std::fs::read(&meta).unwrap();
     std::fs::write(&meta, &text[..text.len() - 10]).unwrap();
     let err = format!("{:#}", analyse(&dir).unwrap_err());
-    assert!(err.contains("e33-resnet26-x2-naive.r1/telemetry.csv.gz: listed in SHA256SUMS but missing"), "{err}");
-    assert!(err.contains("e33-resnet26-x2-naive.r1/notes.txt: present but not listed"), "{err}");
-    assert!(err.contains("e33-resnet26-x2-naive.r1/meta.json: checksum differs"), "{err}");
+    assert!(
+        err.contains("e33-resnet26-cifar10-x2-naive@syn.r1/telemetry.csv.gz: listed in SHA256SUMS but missing"),
+        "{err}"
+    );
+    assert!(err.contains("e33-resnet26-cifar10-x2-naive@syn.r1/notes.txt: present but not listed"), "{err}");
+    assert!(err.contains("e33-resnet26-cifar10-x2-naive@syn.r1/meta.json: checksum differs"), "{err}");
 
     std::fs::remove_file(dir.join("SHA256SUMS")).unwrap();
     let err = format!("{:#}", analyse(&dir).unwrap_err());
@@ -182,7 +185,7 @@ fn a_campaign_missing_planned_runs_says_which() {
     let dir = fixture(d.path(), opts.clone());
     let mut r = analyse(&dir).unwrap();
     assert_eq!(r.incomplete(), None, "without a plan nothing is said");
-    let mut plan = colloc_analysis::testkit::planned_workloads(&opts);
+    let mut plan = colloc_analysis::testkit::plan(&opts).unwrap().workloads;
     let made = r.runs.len();
     r.compare_with_plan(&plan);
     assert_eq!((r.incomplete(), r.provenance.planned_runs, r.pending.len()), (None, Some(made), 0));
