@@ -96,8 +96,9 @@ pub fn reproduce(root: &Path, campaign: Option<&str>, check: bool, out: Option<&
         None if name == artifact.shipped_campaign.value => root.to_path_buf(),
         None => root.join("target/reproduce").join(&name),
     };
-    let dir: PathBuf = match artifact.campaigns.iter().find(|c| c.name.value == name).and_then(|c| c.out.as_ref()) {
-        Some(out) => root.join(&out.value),
+    let decl = artifact.campaigns.iter().find(|c| c.name.value == name);
+    let dir: PathBuf = match decl {
+        Some(c) => c.data_dir(root),
         None => root.join("data").join(&name),
     };
     if !dir.is_dir() {
@@ -105,12 +106,13 @@ pub fn reproduce(root: &Path, campaign: Option<&str>, check: bool, out: Option<&
     }
 
     let t0 = Instant::now();
-    let mut results = colloc_analysis::analyse(&dir)?;
-    // What the campaign still lacks, from its plan (as `cargo xtask run` would make it).
-    if artifact.campaigns.iter().any(|c| c.name.value == name) {
-        let plan = colloc_plan::plan_project_campaign(&project, &name, None).map_err(|d| anyhow::anyhow!("{d}"))?;
-        results.compare_with_plan(&plan.workloads);
-    }
+    // The campaign's plan, as `cargo xtask run` makes it: the analysis reads each run as its
+    // planned workload and says what the campaign still lacks.
+    let plan = match decl {
+        Some(_) => Some(colloc_plan::plan_project_campaign(&project, &name, None).map_err(|d| anyhow::anyhow!("{d}"))?),
+        None => None,
+    };
+    let results = colloc_analysis::analyse(&dir, plan.as_ref())?;
     let t_analyse = t0.elapsed();
 
     let claims = evaluate(&results, &artifact.claims)?;

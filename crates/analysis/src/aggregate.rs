@@ -283,7 +283,7 @@ pub(crate) fn workload_results(
             mode: w.mode,
             layout: layout(w),
             data: w.data.clone(),
-            headline: is_headline(w),
+            headline: w.headline,
             feasible: w.feasible,
             plan_reason: w.reason.clone(),
             config: config_key(w),
@@ -328,11 +328,6 @@ pub(crate) fn workload_results(
 
 fn job_key(workload: &str, job: usize) -> Vec<String> {
     vec![workload.to_string(), format!("{job:04}")]
-}
-
-/// The headline workloads: marked so in the plan, or seven resnet26 jobs.
-pub(crate) fn is_headline(w: &PlannedWorkload) -> bool {
-    w.headline || (w.jobs.len() == 7 && w.jobs.iter().all(|j| j.model == "resnet26"))
 }
 
 /// `1g×7`, `4g+2g+1g`: the MIG slices of the jobs (largest first); empty outside MIG modes.

@@ -1,13 +1,13 @@
 //! Verifying a campaign's traces, then analysing its runs into [`Results`].
 
 use anyhow::{Context, Result};
-use colloc_plan::PlannedWorkload;
+use colloc_plan::{Plan, PlannedWorkload};
 use colloc_trace::manifest::{self, Problem};
 
-use crate::model::{Results, Timeline, WorkloadResult};
+use crate::model::{PendingWorkload, Results, Timeline, WorkloadResult};
 use crate::{aggregate, load, per_run, provenance};
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// The campaign differs from its manifest; nothing was analysed.
@@ -45,13 +45,23 @@ fn verify(campaign_dir: &Path) -> Result<()> {
 }
 
 /// Verifies, then analyses, the campaign in `campaign_dir` (`data/<campaign>/`).
-pub fn analyse(campaign_dir: &Path) -> Result<Results> {
+///
+/// With the campaign's `plan`, each run is analysed as the plan's workload of its id (its
+/// form and roles included; the copy in the run's `meta.json` when the plan has no such
+/// workload or its jobs differ), and the results say which planned runs are not made yet.
+pub fn analyse(campaign_dir: &Path, plan: Option<&Plan>) -> Result<Results> {
     verify(campaign_dir)?;
-    let campaign = campaign_name(campaign_dir);
+    let campaign = plan.and_then(|p| p.campaign.clone()).unwrap_or_else(|| campaign_name(campaign_dir));
 
     let mut runs = Vec::new();
     for dir in load::run_dirs(campaign_dir)? {
-        runs.push(load::read_run(&dir)?);
+        let mut run = load::read_run(&dir)?;
+        if let Some(w) = plan.and_then(|p| p.workloads.iter().find(|w| w.id == run.workload.id)) {
+            if same_jobs(w, &run.workload) {
+                run.workload = w.clone();
+            }
+        }
+        runs.push(run);
     }
     let provenance = provenance::provenance(campaign_dir, &campaign, &runs)
         .with_context(|| format!("campaign {campaign}: reading {}", colloc_trace::layout::MANIFEST))?;
@@ -72,8 +82,7 @@ pub fn analyse(campaign_dir: &Path) -> Result<Results> {
     let mut results = Vec::with_capacity(runs.len());
     let mut timelines = Vec::new();
     for r in &runs {
-        let headline = aggregate::is_headline(&r.workload);
-        let a = per_run::analyse_run(r, headline)?;
+        let a = per_run::analyse_run(r, r.workload.timeline)?;
         let mut result = a.result;
         result.superseded = latest.get(&(r.meta.workload_id.clone(), r.meta.repetition)) != Some(&r.meta.attempt);
         if let (Some(points), false) = (a.timeline, result.superseded) {
@@ -88,7 +97,7 @@ pub fn analyse(campaign_dir: &Path) -> Result<Results> {
     let workload_results = aggregate::workload_results(&results, &workloads)?;
     let comparisons = aggregate::comparisons(&workload_results);
 
-    // One timeline per headline workload: its lowest repetition.
+    // One timeline per workload of the timeline role: its lowest repetition.
     timelines.sort_by(|a, b| (&a.0.id, a.2, &a.1).cmp(&(&b.0.id, b.2, &b.1)));
     timelines.dedup_by(|b, a| a.0.id == b.0.id);
     let timelines = timelines
@@ -105,7 +114,7 @@ pub fn analyse(campaign_dir: &Path) -> Result<Results> {
         .collect();
 
     let primary_data = primary_data(&workload_results);
-    Ok(Results {
+    let mut results = Results {
         simulated: provenance.simulated,
         campaign,
         provenance,
@@ -116,7 +125,51 @@ pub fn analyse(campaign_dir: &Path) -> Result<Results> {
         comparisons,
         timelines,
         pending: Vec::new(),
-    })
+    };
+    if let Some(plan) = plan {
+        against_plan(&mut results, &plan.workloads);
+    }
+    Ok(results)
+}
+
+/// The plan's workload describes the jobs that ran: as many, of the same models and batches.
+fn same_jobs(planned: &PlannedWorkload, ran: &PlannedWorkload) -> bool {
+    planned.jobs.len() == ran.jobs.len()
+        && planned.jobs.iter().zip(&ran.jobs).all(|(a, b)| (&a.model, a.batch_size) == (&b.model, b.batch_size))
+}
+
+/// Records which of the plan's runs (workload, repetition) have no run directory, and the
+/// workloads without any: a campaign still being run is analysed as far as it goes, and
+/// says so.
+fn against_plan(results: &mut Results, plan: &[PlannedWorkload]) {
+    let made: BTreeSet<(&str, u32)> = results.runs.iter().map(|r| (r.workload_id.as_str(), r.repetition)).collect();
+    let mut total = 0;
+    let mut missing = Vec::new();
+    let mut pending = Vec::new();
+    for w in plan {
+        let reps = w.repetitions.max(1);
+        total += reps as usize;
+        let absent: Vec<u32> = (1..=reps).filter(|rep| !made.contains(&(w.id.as_str(), *rep))).collect();
+        missing.extend(absent.iter().map(|rep| colloc_trace::layout::run_id(&w.id, *rep, 1)));
+        if absent.len() == reps as usize && !results.workloads.iter().any(|x| x.id == w.id) {
+            pending.push(PendingWorkload {
+                id: w.id.clone(),
+                experiment: w.experiment,
+                label: w.label.clone(),
+                mode: w.mode,
+                layout: aggregate::layout(w),
+                data: w.data.clone(),
+                feasible: w.feasible,
+                reason: w.reason.clone(),
+                repetitions: reps,
+            });
+        }
+    }
+    missing.sort();
+    pending.sort_by(|a, b| a.id.cmp(&b.id));
+    results.provenance.planned_runs = Some(total);
+    results.provenance.missing_runs = missing;
+    results.pending = pending;
 }
 
 /// The data source most workloads used (ties: alphabetical).

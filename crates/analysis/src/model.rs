@@ -29,7 +29,7 @@ pub struct Results {
     pub comparisons: Vec<ModeComparison>,
     /// GPU activity over time of the headline workloads (one run each).
     pub timelines: Vec<Timeline>,
-    /// Planned workloads without any run yet (empty unless compared with the plan).
+    /// Planned workloads without any run yet (empty unless analysed with the plan).
     #[serde(default)]
     pub pending: Vec<PendingWorkload>,
 }
@@ -398,40 +398,6 @@ pub struct TimelinePoint {
 }
 
 impl Results {
-    /// Records which of the plan's runs (workload, repetition) have no run directory, and
-    /// the workloads without any: a campaign still being run is analysed as far as it goes,
-    /// and says so.
-    pub fn compare_with_plan(&mut self, plan: &[colloc_plan::PlannedWorkload]) {
-        let made: std::collections::BTreeSet<(&str, u32)> =
-            self.runs.iter().map(|r| (r.workload_id.as_str(), r.repetition)).collect();
-        let mut total = 0;
-        let mut missing = Vec::new();
-        let mut pending = Vec::new();
-        for w in plan {
-            let reps = w.repetitions.max(1);
-            total += reps as usize;
-            let absent: Vec<u32> = (1..=reps).filter(|rep| !made.contains(&(w.id.as_str(), *rep))).collect();
-            missing.extend(absent.iter().map(|rep| colloc_trace::layout::run_id(&w.id, *rep, 1)));
-            if absent.len() == reps as usize && !self.workloads.iter().any(|x| x.id == w.id) {
-                pending.push(PendingWorkload {
-                    id: w.id.clone(),
-                    experiment: w.experiment,
-                    label: w.label.clone(),
-                    mode: w.mode,
-                    layout: crate::aggregate::layout(w),
-                    data: w.data.clone(),
-                    feasible: w.feasible,
-                    reason: w.reason.clone(),
-                    repetitions: reps,
-                });
-            }
-        }
-        missing.sort();
-        pending.sort_by(|a, b| a.id.cmp(&b.id));
-        self.provenance.planned_runs = Some(total);
-        self.provenance.missing_runs = missing;
-        self.pending = pending;
-    }
     /// `114 of 157 planned runs made, 43 not yet` while the campaign is incomplete.
     pub fn incomplete(&self) -> Option<String> {
         let planned = self.provenance.planned_runs?;

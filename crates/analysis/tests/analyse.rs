@@ -2,12 +2,18 @@
 
 use colloc_analysis::testkit::{write_campaign, FixtureOptions};
 use colloc_analysis::{analyse, Results};
+use colloc_plan::Plan;
 use colloc_spec::Mode;
 use colloc_trace::meta::RunStatus;
 use std::path::Path;
 
 fn fixture(root: &Path, opts: FixtureOptions) -> std::path::PathBuf {
     write_campaign(root, &opts).expect("fixture campaign")
+}
+
+/// The fixture's plan, as `cargo xtask reproduce` passes the campaign's plan to the analysis.
+fn plan(opts: &FixtureOptions) -> Plan {
+    colloc_analysis::testkit::plan(opts).expect("fixture plan")
 }
 
 fn workload<'a>(r: &'a Results, id: &str) -> &'a colloc_analysis::WorkloadResult {
@@ -17,8 +23,9 @@ fn workload<'a>(r: &'a Results, id: &str) -> &'a colloc_analysis::WorkloadResult
 #[test]
 fn analyses_a_fixture_campaign() {
     let d = tempfile::tempdir().unwrap();
-    let dir = fixture(d.path(), FixtureOptions::default());
-    let r = analyse(&dir).unwrap();
+    let opts = FixtureOptions::default();
+    let dir = fixture(d.path(), opts.clone());
+    let r = analyse(&dir, Some(&plan(&opts))).unwrap();
     assert!(r.simulated);
     assert_eq!(r.primary_data, "synthetic");
     assert_eq!(r.provenance.gpu_names, vec!["NVIDIA H200".to_string()]);
@@ -96,8 +103,9 @@ fn analyses_a_fixture_campaign() {
 #[test]
 fn mig_instances_are_measured_when_mig_is_available() {
     let d = tempfile::tempdir().unwrap();
-    let dir = fixture(d.path(), FixtureOptions { mig_available: true, repetitions: 1, ..Default::default() });
-    let r = analyse(&dir).unwrap();
+    let opts = FixtureOptions { mig_available: true, repetitions: 1, ..Default::default() };
+    let dir = fixture(d.path(), opts.clone());
+    let r = analyse(&dir, Some(&plan(&opts))).unwrap();
     let mig7 = workload(&r, "e33-resnet26-cifar10-x7-mig1g@syn");
     assert_eq!(mig7.status, RunStatus::Ok);
     // Whole-GPU GPM metrics are empty under MIG: the instances' mean is used.
@@ -121,7 +129,7 @@ fn a_tampered_trace_is_refused_naming_the_file() {
     let i = bytes.len() / 2;
     bytes[i] ^= 0x01;
     std::fs::write(&victim, &bytes).unwrap();
-    let err = format!("{:#}", analyse(&dir).unwrap_err());
+    let err = format!("{:#}", analyse(&dir, None).unwrap_err());
     assert!(err.contains("runs/e33-resnet26-cifar10-x7-mps@syn.r1/job-3.events.jsonl"), "{err}");
     assert!(err.contains("checksum differs"), "{err}");
 }
@@ -136,7 +144,7 @@ fn missing_extra_and_truncated_files_are_refused() {
     let meta = run.join("meta.json");
     let text = std::fs::read(&meta).unwrap();
     std::fs::write(&meta, &text[..text.len() - 10]).unwrap();
-    let err = format!("{:#}", analyse(&dir).unwrap_err());
+    let err = format!("{:#}", analyse(&dir, None).unwrap_err());
     assert!(
         err.contains("e33-resnet26-cifar10-x2-naive@syn.r1/telemetry.csv.gz: listed in SHA256SUMS but missing"),
         "{err}"
@@ -145,7 +153,7 @@ fn missing_extra_and_truncated_files_are_refused() {
     assert!(err.contains("e33-resnet26-cifar10-x2-naive@syn.r1/meta.json: checksum differs"), "{err}");
 
     std::fs::remove_file(dir.join("SHA256SUMS")).unwrap();
-    let err = format!("{:#}", analyse(&dir).unwrap_err());
+    let err = format!("{:#}", analyse(&dir, None).unwrap_err());
     assert!(err.contains("no SHA256SUMS"), "{err}");
 }
 
@@ -153,8 +161,8 @@ fn missing_extra_and_truncated_files_are_refused() {
 fn analysis_is_deterministic() {
     let d = tempfile::tempdir().unwrap();
     let a = fixture(d.path(), FixtureOptions { name: "a".into(), ..Default::default() });
-    let one = serde_json::to_string(&analyse(&a).unwrap()).unwrap();
-    let two = serde_json::to_string(&analyse(&a).unwrap()).unwrap();
+    let one = serde_json::to_string(&analyse(&a, None).unwrap()).unwrap();
+    let two = serde_json::to_string(&analyse(&a, None).unwrap()).unwrap();
     if let Some(i) = one.bytes().zip(two.bytes()).position(|(a, b)| a != b) {
         let from = i.saturating_sub(300);
         panic!(
@@ -169,9 +177,11 @@ fn analysis_is_deterministic() {
 #[test]
 fn a_campaign_of_150_runs_is_analysed_in_seconds() {
     let d = tempfile::tempdir().unwrap();
-    let dir = fixture(d.path(), FixtureOptions { full: true, window_seconds: 30, ..Default::default() });
+    let opts = FixtureOptions { full: true, window_seconds: 30, ..Default::default() };
+    let dir = fixture(d.path(), opts.clone());
+    let plan = plan(&opts);
     let start = std::time::Instant::now();
-    let r = analyse(&dir).unwrap();
+    let r = analyse(&dir, Some(&plan)).unwrap();
     let took = start.elapsed();
     eprintln!("analysed {} runs in {:.2} s", r.runs.len(), took.as_secs_f64());
     assert!(r.runs.len() >= 140, "{}", r.runs.len());
@@ -183,23 +193,25 @@ fn a_campaign_missing_planned_runs_says_which() {
     let d = tempfile::tempdir().unwrap();
     let opts = FixtureOptions { repetitions: 1, ..Default::default() };
     let dir = fixture(d.path(), opts.clone());
-    let mut r = analyse(&dir).unwrap();
+    let r = analyse(&dir, None).unwrap();
     assert_eq!(r.incomplete(), None, "without a plan nothing is said");
-    let mut plan = colloc_analysis::testkit::plan(&opts).unwrap().workloads;
+    let mut plan = plan(&opts);
     let made = r.runs.len();
-    r.compare_with_plan(&plan);
+    let r = analyse(&dir, Some(&plan)).unwrap();
     assert_eq!((r.incomplete(), r.provenance.planned_runs, r.pending.len()), (None, Some(made), 0));
     // A second repetition of the first workload, and a MIG workload that cannot be laid out.
-    plan[0].repetitions = 2;
-    let mut later = plan[0].clone();
+    let plan_workloads = &mut plan.workloads;
+    plan_workloads[0].repetitions = 2;
+    let mut later = plan_workloads[0].clone();
     later.id = "e99-later-mig@syn".to_string();
     later.mode = Mode::Mig;
     later.feasible = false;
     later.reason = Some("needs 8 of 7 compute slices".to_string());
     later.repetitions = 1;
-    plan.push(later);
-    r.compare_with_plan(&plan);
-    assert_eq!(r.provenance.missing_runs, vec![format!("{}.r2", plan[0].id), "e99-later-mig@syn.r1".to_string()]);
+    plan_workloads.push(later);
+    let r = analyse(&dir, Some(&plan)).unwrap();
+    let first = &plan.workloads[0].id;
+    assert_eq!(r.provenance.missing_runs, vec![format!("{first}.r2"), "e99-later-mig@syn.r1".to_string()]);
     assert_eq!(r.incomplete().unwrap(), format!("{made} of {} planned runs made, 2 not yet", made + 2));
     assert_eq!(r.pending.len(), 1, "only the workload without any run is pending");
     assert!(!r.pending[0].feasible && r.pending[0].mode == Mode::Mig);

@@ -23,8 +23,9 @@ fn declared_claims_name_known_queries() {
 #[test]
 fn claims_evaluate_on_a_fixture() {
     let d = tempfile::tempdir().unwrap();
-    let dir = write_campaign(d.path(), &FixtureOptions::default()).unwrap();
-    let results = colloc_analysis::analyse(&dir).unwrap();
+    let opts = FixtureOptions::default();
+    let dir = write_campaign(d.path(), &opts).unwrap();
+    let results = colloc_analysis::analyse(&dir, Some(&colloc_analysis::testkit::plan(&opts).unwrap())).unwrap();
     let out = evaluate(&results, &project_claims()).unwrap();
     for c in &out {
         eprintln!(

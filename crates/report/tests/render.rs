@@ -1,7 +1,7 @@
 //! Rendering a fixture campaign: every output present, deterministic, SIMULATED marked,
 //! stale outputs detected, and the HTML report's figures load in a browser.
 
-use colloc_analysis::testkit::{write_campaign, FixtureOptions};
+use colloc_analysis::testkit::{plan, write_campaign, FixtureOptions};
 use colloc_analysis::Results;
 use colloc_analysis::{evaluate, ClaimOutcome};
 use colloc_report::{outputs, stale, write, Inputs, Layout, Output};
@@ -28,7 +28,7 @@ fn gpus() -> Vec<GpuTable> {
 fn fixture(opts: FixtureOptions) -> (tempfile::TempDir, Results, Vec<ClaimOutcome>) {
     let d = tempfile::tempdir().unwrap();
     let dir = write_campaign(d.path(), &opts).unwrap();
-    let r = colloc_analysis::analyse(&dir).unwrap();
+    let r = colloc_analysis::analyse(&dir, Some(&plan(&opts).unwrap())).unwrap();
     let c = evaluate(&r, &claims()).unwrap();
     (d, r, c)
 }
@@ -177,7 +177,7 @@ fn keep_a_rendering_when_asked() {
     let Ok(dest) = std::env::var("COLLOC_REPORT_KEEP") else { return };
     let (_d, r, c) = match std::env::var("COLLOC_CAMPAIGN_DIR") {
         Ok(dir) => {
-            let r = colloc_analysis::analyse(Path::new(&dir)).unwrap();
+            let r = colloc_analysis::analyse(Path::new(&dir), None).unwrap();
             let c = evaluate(&r, &claims()).unwrap();
             (tempfile::tempdir().unwrap(), r, c)
         }
