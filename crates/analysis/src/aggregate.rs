@@ -284,6 +284,8 @@ pub(crate) fn workload_results(
             layout: layout(w),
             data: w.data.clone(),
             headline: w.headline,
+            timeline: w.timeline,
+            form: w.form.clone(),
             feasible: w.feasible,
             plan_reason: w.reason.clone(),
             config: config_key(w),

@@ -125,6 +125,7 @@ pub fn analyse(campaign_dir: &Path, plan: Option<&Plan>) -> Result<Results> {
         comparisons,
         timelines,
         pending: Vec::new(),
+        target: plan.map(|p| p.gpu.clone()),
     };
     if let Some(plan) = plan {
         against_plan(&mut results, &plan.workloads);
@@ -159,6 +160,8 @@ fn against_plan(results: &mut Results, plan: &[PlannedWorkload]) {
                 mode: w.mode,
                 layout: aggregate::layout(w),
                 data: w.data.clone(),
+                timeline: w.timeline,
+                form: w.form.clone(),
                 feasible: w.feasible,
                 reason: w.reason.clone(),
                 repetitions: reps,

@@ -34,7 +34,8 @@ pub use crate::{
     analyse::analyse,
     claims::{evaluate, validate_claims, CheckOutcome, ClaimOutcome, Verdict},
     model::{
-        brief_reason, Baseline, JobRun, ModeComparison, PendingWorkload, PlannedJobInfo, Provenance, Results,
-        RunResult, Stats, Timeline, TimelinePoint, Utilisation, Window, WorkloadResult,
+        brief_reason, Baseline, GpuTarget, JobRun, MixClass, ModeComparison, PendingWorkload, PlannedJobInfo,
+        Provenance, Results, RunResult, Stats, Timeline, TimelinePoint, Utilisation, Window, WorkloadForm,
+        WorkloadResult,
     },
 };

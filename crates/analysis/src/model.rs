@@ -3,6 +3,7 @@
 //! Units are in the field names (`_bytes`, `_seconds`, `_pct`, `_j`, `_w`); throughputs
 //! are images per second. A value that could not be measured is `None`, never zero.
 
+pub use colloc_plan::{GpuTarget, MixClass, WorkloadForm};
 use colloc_spec::Mode;
 use colloc_trace::meta::RunStatus;
 use serde::{Deserialize, Serialize};
@@ -32,6 +33,9 @@ pub struct Results {
     /// Planned workloads without any run yet (empty unless analysed with the plan).
     #[serde(default)]
     pub pending: Vec<PendingWorkload>,
+    /// The GPU the campaign's plan targets (when analysed with the plan).
+    #[serde(default)]
+    pub target: Option<GpuTarget>,
 }
 
 /// A workload of the campaign's plan none of whose runs is made yet. Whether its layout
@@ -45,6 +49,9 @@ pub struct PendingWorkload {
     /// As [`WorkloadResult::layout`].
     pub layout: String,
     pub data: String,
+    /// As [`WorkloadResult::timeline`] and [`WorkloadResult::form`].
+    pub timeline: bool,
+    pub form: WorkloadForm,
     pub feasible: bool,
     /// The plan's reason for infeasibility.
     pub reason: Option<String>,
@@ -232,7 +239,11 @@ pub struct WorkloadResult {
     /// MIG slices per job (`1g×7`, `4g`) in `mig` and `mps-limited` modes, else empty.
     pub layout: String,
     pub data: String,
+    /// The plan's roles: a headline workload, one the utilisation timeline shows.
     pub headline: bool,
+    pub timeline: bool,
+    /// One job, identical jobs, listed jobs, or a mix of job classes (the plan's).
+    pub form: WorkloadForm,
     pub feasible: bool,
     /// The plan's reason for infeasibility.
     pub plan_reason: Option<String>,

@@ -131,6 +131,33 @@ pub(crate) fn runs_line(p: &colloc_analysis::Provenance) -> String {
     }
 }
 
+/// A small count in words (`seven`), larger ones in digits.
+pub(crate) fn number_word(n: usize) -> String {
+    const WORDS: [&str; 13] =
+        ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"];
+    WORDS.get(n).map_or_else(|| n.to_string(), |w| w.to_string())
+}
+
+/// `a`, `a and b`, `a, b and c`.
+pub(crate) fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// A dataset's name in prose: `CIFAR-10` for `cifar10`; the spec's name when it has no
+/// usual spelling here.
+pub(crate) fn dataset_title(name: &str) -> &str {
+    match name {
+        "cifar10" => "CIFAR-10",
+        "imagenet64" => "ImageNet64",
+        "imagenet" => "ImageNet",
+        other => other,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -148,5 +175,15 @@ mod tests {
         assert_eq!(Quantity::Ratio.stats(Some(s)), "2.00 (1.50–2.50)");
         let one = Stats { median: 2.0, min: 2.0, max: 2.0, n: 1 };
         assert_eq!(Quantity::Ratio.stats(Some(one)), "2.00");
+    }
+
+    #[test]
+    fn words_and_lists() {
+        assert_eq!((number_word(7), number_word(13)), ("seven".to_string(), "13".to_string()));
+        let l = |v: &[&str]| and_list(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(
+            (l(&[]), l(&["a"]), l(&["a", "b"]), l(&["a", "b", "c"])),
+            ("".into(), "a".into(), "a and b".into(), "a, b and c".into())
+        );
     }
 }

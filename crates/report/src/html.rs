@@ -154,8 +154,8 @@ pub(crate) fn report(
         out.push_str(&format!(
             "<figure id=\"figure-{id}\">\n<img class=\"figure\" alt=\"{id}\" src=\"data:image/svg+xml;base64,{}\">\n<figcaption><b>{}.</b> {}</figcaption>\n</figure>\n",
             base64(svg.as_bytes()),
-            escape(f.title()),
-            escape(f.caption()),
+            escape(&f.title(results)),
+            escape(&f.caption(results)),
             id = f.id(),
         ));
     }

@@ -13,6 +13,7 @@ mod claims;
 mod figures;
 mod format;
 mod html;
+mod legend;
 mod order;
 mod outputs;
 mod tables;

@@ -2,8 +2,8 @@
 //! stale outputs detected, and the HTML report's figures load in a browser.
 
 use colloc_analysis::testkit::{plan, write_campaign, FixtureOptions};
-use colloc_analysis::Results;
 use colloc_analysis::{evaluate, ClaimOutcome};
+use colloc_analysis::{Results, WorkloadForm};
 use colloc_report::{outputs, stale, write, Inputs, Layout, Output};
 use colloc_spec::gpu::GpuTable;
 use std::path::{Path, PathBuf};
@@ -111,7 +111,7 @@ fn stale_outputs_are_detected() {
 #[test]
 fn a_figure_without_data_says_so() {
     let (_d, mut r, c) = fixture(FixtureOptions { repetitions: 1, ..Default::default() });
-    r.workloads.retain(|w| w.experiment != 37);
+    r.workloads.retain(|w| !matches!(w.form, WorkloadForm::Mix { .. }));
     r.timelines.clear();
     let out = render(&r, &c, &[]);
     for id in ["mixes_by_mode", "utilisation_timeline"] {
@@ -206,11 +206,11 @@ fn an_out_of_memory_workload_reads_oom_with_its_reason_once_in_the_notes() {
         assert!(n.to_lowercase().contains("out of memory") && !n.contains("stderr"), "{n}");
     }
     let homogeneous = md("homogeneous.md");
-    if ooms.iter().any(|w| w.homogeneous() && w.experiment != 37) {
+    if ooms.iter().any(|w| w.homogeneous() && !matches!(w.form, WorkloadForm::Mix { .. })) {
         assert!(homogeneous.contains("| OOM |"), "{homogeneous}");
     }
     // The figures over job counts mark it too, with a legend entry.
-    if ooms.iter().any(|w| w.homogeneous() && w.experiment != 37 && w.data == r.primary_data) {
+    if ooms.iter().any(|w| w.homogeneous() && !matches!(w.form, WorkloadForm::Mix { .. }) && w.data == r.primary_data) {
         let svg = md("aggregate_ratio_vs_jobs.svg");
         assert!(svg.contains("out of memory"), "the aggregate figure does not mark the out-of-memory workloads");
     }

@@ -18,9 +18,7 @@ pub(super) const COLS: usize = 2;
 fn workloads(r: &Results) -> Vec<&WorkloadResult> {
     r.workloads
         .iter()
-        .filter(|w| {
-            !is_mix(w) && w.experiment != 37 && w.homogeneous() && w.data == r.primary_data && w.mode != Mode::Exclusive
-        })
+        .filter(|w| !is_mix(w) && w.homogeneous() && w.data == r.primary_data && w.mode != Mode::Exclusive)
         .collect()
 }
 

@@ -43,9 +43,7 @@ pub(super) const COLS: usize = 3;
 /// data source; panels go from the small model to the large one.
 fn groups(r: &Results) -> BTreeMap<(u32, usize, String, String, u32), Vec<&WorkloadResult>> {
     let mut g: BTreeMap<(u32, usize, String, String, u32), Vec<&WorkloadResult>> = BTreeMap::new();
-    for w in
-        r.workloads.iter().filter(|w| !is_mix(w) && w.experiment != 37 && w.homogeneous() && w.data == r.primary_data)
-    {
+    for w in r.workloads.iter().filter(|w| !is_mix(w) && w.homogeneous() && w.data == r.primary_data) {
         let j = &w.jobs[0];
         let key =
             (w.experiment, crate::order::class_rank(&j.model_class), j.model.clone(), j.dataset.clone(), j.batch_size);

@@ -8,15 +8,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{status_notes, Cell, Column, Table};
 use crate::format::{gib, Quantity};
-use crate::order::{mix_rank, mode_name, mode_rank, slices, workload_key, MODES};
+use crate::order::{mix_position, mode_name, mode_rank, slices, workload_key, MODES};
 
 /// The GPU table whose NVML names match the traces' GPU.
 pub(crate) fn host_table<'a>(results: &Results, gpus: &'a [GpuTable]) -> Option<&'a GpuTable> {
     gpus.iter()
         .find(|g| results.provenance.gpu_names.iter().any(|n| g.nvml_names.iter().any(|m| n.contains(m.as_str()))))
 }
-
-const CLASSES: [&str; 5] = ["1g", "2g", "3g", "4g", "7g"];
 
 /// MIG profiles per compute-slice class on the paper's GPU and on the traces' GPU, with
 /// what the campaign's MIG and mps-limited workloads used for each class.
@@ -56,8 +54,17 @@ pub(crate) fn mig_profiles(results: &Results, paper: Option<&GpuTable>, gpus: &[
             None => [Cell::text(""), Cell::Value(None), Cell::Value(None), Cell::Value(None)],
         }
     };
+    // The classes the two GPU tables name and the campaign used, from the smallest slice up.
+    let mut classes: Vec<&str> = [paper, host]
+        .into_iter()
+        .flatten()
+        .flat_map(|t| t.profiles.iter().filter_map(|p| p.class.as_deref()))
+        .chain(used_mig.keys().chain(used_caps.keys()).map(String::as_str))
+        .collect();
+    classes.sort_by_key(|c| (slices(c), c.to_string()));
+    classes.dedup();
     let mut rows = Vec::new();
-    for class in CLASSES {
+    for class in classes {
         let mut row = vec![Cell::text(class)];
         row.extend(side(paper, class));
         row.extend(side(host, class));
@@ -150,7 +157,14 @@ pub(crate) fn experiment_matrix(results: &Results) -> Table {
     // As the measured rows: larger MIG slices first within a mode.
     let widest = |layout: &str| 99 - layout.split(['+', '×']).map(slices).max().unwrap_or(0).min(99);
     pending.sort_by_key(|w| {
-        (w.experiment, mix_rank(&w.label), w.label.clone(), w.data.clone(), mode_rank(w.mode), widest(&w.layout))
+        (
+            w.experiment,
+            mix_position(&w.form).unwrap_or(0),
+            w.label.clone(),
+            w.data.clone(),
+            mode_rank(w.mode),
+            widest(&w.layout),
+        )
     });
     for w in pending {
         let key = (w.experiment, w.label.clone(), w.data.clone());

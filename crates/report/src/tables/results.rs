@@ -6,8 +6,9 @@ use colloc_spec::Mode;
 use colloc_trace::meta::RunStatus;
 
 use super::{status_notes, Cell, Column, Table};
-use crate::format::Quantity;
-use crate::order::{is_mix, mix_rank, mode_name, workload_key, MODES};
+use crate::format::{number_word, Quantity};
+use crate::legend::{mix_classes, mix_experiments, mix_jobs_and_slices, mix_sizes};
+use crate::order::{is_mix, mix_position, mode_name, workload_key, MODES};
 
 pub(crate) fn baselines(results: &Results) -> Table {
     let mut bs: Vec<_> = results.baselines.iter().collect();
@@ -87,7 +88,10 @@ pub(crate) fn homogeneous(results: &Results) -> Table {
     Table {
         id: "homogeneous",
         title: "Homogeneous collocation".to_string(),
-        caption: "One to seven copies of the same job per mode: per-job epoch time, aggregate throughput and its ratio to the model alone, device memory.".to_string(),
+        caption: format!(
+            "{} of the same job per mode: per-job epoch time, aggregate throughput and its ratio to the model alone, device memory.",
+            copies(&ws)
+        ),
         columns: vec![
             Column::text("Exp."),
             Column::text("Model"),
@@ -116,6 +120,21 @@ pub(crate) fn homogeneous(results: &Results) -> Table {
     }
 }
 
+/// `One to seven copies`: the fewest and the most jobs of the workloads.
+fn copies(ws: &[&WorkloadResult]) -> String {
+    let n = ws.iter().map(|w| w.n_jobs());
+    match (n.clone().min(), n.max()) {
+        (Some(lo), Some(hi)) if lo < hi => format!("{} to {} copies", capitalised(&number_word(lo)), number_word(hi)),
+        (Some(n), _) => format!("{} {}", capitalised(&number_word(n)), if n == 1 { "copy" } else { "copies" }),
+        _ => "Copies".to_string(),
+    }
+}
+
+fn capitalised(s: &str) -> String {
+    let mut c = s.chars();
+    c.next().map_or_else(String::new, |f| f.to_uppercase().chain(c).collect())
+}
+
 /// `MPS`, `MIG 1g×7`, `MPS-limited 1g×7`.
 pub(crate) fn mode_label(w: &WorkloadResult) -> String {
     if w.layout.is_empty() {
@@ -129,7 +148,7 @@ pub(crate) fn mixes(results: &Results) -> Table {
     let mixes: Vec<&WorkloadResult> = results.workloads.iter().filter(|w| is_mix(w)).collect();
     let modes: Vec<Mode> = MODES.iter().copied().filter(|m| mixes.iter().any(|w| w.mode == *m)).collect();
     let mut keys: Vec<(usize, String, String)> =
-        mixes.iter().map(|w| (mix_rank(&w.label), w.label.clone(), w.data.clone())).collect();
+        mixes.iter().map(|w| (mix_position(&w.form).unwrap_or(0), w.label.clone(), w.data.clone())).collect();
     keys.sort();
     keys.dedup();
     let mut rows = Vec::new();
@@ -170,14 +189,22 @@ pub(crate) fn mixes(results: &Results) -> Table {
     Table {
         id: "mixes",
         title: "Heterogeneous mixes".to_string(),
-        caption: "Experiment 37: mixes of small (S), medium (M) and large (L) jobs per mode; each cell is the sum over jobs of throughput over the same model alone.".to_string(),
+        caption: match mix_experiments(results) {
+            Some(e) => format!(
+                "{e}: mixes of {} jobs per mode; each cell is the sum over jobs of throughput over the same model alone.",
+                mix_sizes(results, true)
+            ),
+            None => "Mixes of job classes per mode: none in this campaign.".to_string(),
+        },
         columns,
         rows,
-        notes: [
-            "S = resnet26/CIFAR-10/b128, M = resnet50/ImageNet64/b128, L = resnet152/ImageNet/b32; under MIG S→1g, M→2g, L→4g.".to_string(),
-            "infeasible: the MIG layout cannot be made on the GPU (more than its seven compute slices, or no placement).".to_string(),
-        ]
-        .into_iter()
+        notes: (!mix_classes(results).is_empty())
+            .then(|| format!("{}.", mix_jobs_and_slices(results)))
+            .into_iter()
+            .chain([format!(
+                "infeasible: the MIG layout cannot be made on the GPU (more than its {}compute slices, or no placement).",
+                results.target.as_ref().map_or_else(String::new, |g| format!("{} ", number_word(g.compute_slices as usize)))
+            )])
         .chain(status_notes(mixes.iter().copied().filter(|w| w.status != RunStatus::Infeasible && w.feasible)))
         .collect(),
         simulated: results.simulated,
