@@ -25,7 +25,7 @@ enum Task {
     /// Turn an experiment CSV of the authors' tool radT into our YAML.
     ImportRadt(plan::ImportArgs),
     /// Run a campaign's workloads on a GPU (or simulated) and write checksummed traces.
-    Run(run::Args),
+    Run(Box<run::Args>),
     /// Verify the shipped traces, analyse them, regenerate figures/ and paper/, print the claims.
     Reproduce(reproduce::Args),
 }
@@ -42,7 +42,7 @@ fn main() -> ExitCode {
         Task::Validate(a) => validate::main(a),
         Task::Plan(a) => plan::main(a),
         Task::ImportRadt(a) => plan::import_main(a),
-        Task::Run(a) => run::main(a),
+        Task::Run(a) => run::main(*a),
         Task::Reproduce(a) => reproduce::main(a),
     };
     match result {
@@ -57,4 +57,13 @@ fn main() -> ExitCode {
 /// The project root: where `artifact.yaml` is (the xtask crate's parent).
 pub fn project_root() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask has a parent").to_path_buf()
+}
+
+/// A campaign's trace directory: its `out:` in artifact.yaml, else `data/<name>` (also for a
+/// campaign artifact.yaml does not declare).
+pub fn campaign_dir(artifact: &colloc_spec::Artifact, root: &std::path::Path, name: &str) -> std::path::PathBuf {
+    match artifact.campaigns.iter().find(|c| c.name.value == name) {
+        Some(c) => c.data_dir(root),
+        None => root.join("data").join(name),
+    }
 }

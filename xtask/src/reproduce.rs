@@ -96,11 +96,7 @@ pub fn reproduce(root: &Path, campaign: Option<&str>, check: bool, out: Option<&
         None if name == artifact.shipped_campaign.value => root.to_path_buf(),
         None => root.join("target/reproduce").join(&name),
     };
-    let decl = artifact.campaigns.iter().find(|c| c.name.value == name);
-    let dir: PathBuf = match decl {
-        Some(c) => c.data_dir(root),
-        None => root.join("data").join(&name),
-    };
+    let dir = crate::campaign_dir(artifact, root, &name);
     if !dir.is_dir() {
         bail!("campaign {name}: no traces at {} (run it with `cargo xtask run --campaign {name}`)", dir.display());
     }
@@ -108,9 +104,9 @@ pub fn reproduce(root: &Path, campaign: Option<&str>, check: bool, out: Option<&
     let t0 = Instant::now();
     // The campaign's plan, as `cargo xtask run` makes it: the analysis reads each run as its
     // planned workload and says what the campaign still lacks.
-    let plan = match decl {
-        Some(_) => Some(colloc_plan::plan_project_campaign(&project, &name, None).map_err(|d| anyhow::anyhow!("{d}"))?),
-        None => None,
+    let plan = match artifact.campaigns.iter().any(|c| c.name.value == name) {
+        true => Some(colloc_plan::plan_project_campaign(&project, &name, None).map_err(|d| anyhow::anyhow!("{d}"))?),
+        false => None,
     };
     let results = colloc_analysis::analyse(&dir, plan.as_ref())?;
     let t_analyse = t0.elapsed();

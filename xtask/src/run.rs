@@ -3,7 +3,7 @@
 //! a Rust toolchain.
 
 use anyhow::Context;
-use colloc_runner::{run_campaign, RunOptions, SimOptions};
+use colloc_runner::{run_campaign, RunArgs};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -18,40 +18,11 @@ pub struct Args {
     /// Target GPU of the plan (a100-40gb, h200-141gb, ...); default: the campaign's.
     #[arg(long, conflicts_with = "plan")]
     pub target: Option<String>,
-    /// NVML / nvidia-smi index of the GPU to run on.
-    #[arg(long, default_value_t = 0)]
-    pub gpu: u32,
-    /// Only these workload ids or run ids (`<workload>.r<N>`); a trailing * matches a prefix.
-    #[arg(long, num_args = 1..)]
-    pub only: Vec<String>,
-    /// Campaign directory (default: data/<campaign>).
+    /// Campaign directory (default: the campaign's `out` in artifact.yaml, or data/<campaign>).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Run the selected runs again, as new attempts beside the existing ones.
-    #[arg(long)]
-    pub force: bool,
-    /// Run although other processes or a foreign MPS daemon use the GPU.
-    #[arg(long)]
-    pub allow_busy_gpu: bool,
-    /// Telemetry samples per second (0: off).
-    #[arg(long, default_value_t = 10.0)]
-    pub telemetry_hz: f64,
-    /// Multiplies the protocol's per-run timeout.
-    #[arg(long, default_value_t = 1.0)]
-    pub timeout_scale: f64,
-    /// Simulated GPU, telemetry and jobs (no GPU or Python needed); traces say so.
-    #[arg(long)]
-    pub simulate: bool,
-    /// With --simulate: real seconds per simulated second.
-    #[arg(long, default_value_t = 0.01, requires = "simulate")]
-    pub time_scale: f64,
-    /// With --simulate: seed of the simulated values.
-    #[arg(long, default_value_t = 42, requires = "simulate")]
-    pub seed: u64,
-    /// The training job's command (default: python3 workloads/train.py); `--job-file PATH`
-    /// is appended.
-    #[arg(long)]
-    pub workload_cmd: Option<String>,
+    #[command(flatten)]
+    pub run: RunArgs,
     /// Be the simulated job (the runner starts `cargo xtask run --fake-job --job-file F`).
     #[arg(long, hide = true)]
     pub fake_job: bool,
@@ -74,35 +45,31 @@ impl Args {
 pub fn main(a: Args) -> anyhow::Result<ExitCode> {
     if a.fake_job {
         let file = a.job_file.context("--fake-job needs --job-file")?;
-        return Ok(ExitCode::from(colloc_runner::fake_job::main(&file) as u8));
+        return Ok(ExitCode::from(colloc_runner::fake_job(&file) as u8));
     }
     let root = crate::project_root();
-    let plan = match (&a.plan, &a.campaign) {
-        (Some(path), _) => colloc_plan::Plan::from_file(path)?,
-        (None, Some(c)) => colloc_plan::plan_campaign(&root, c, a.target.as_deref())?,
-        (None, None) => anyhow::bail!("give --campaign NAME or --plan FILE"),
+    // The project, where a plan or the campaign directory comes from it.
+    let project = match (&a.plan, &a.out) {
+        (Some(_), Some(_)) => None,
+        _ => Some(colloc_spec::load_project(&root).map_err(|d| anyhow::anyhow!("{d}"))?),
     };
-    let out = match (&a.out, &plan.campaign) {
-        (Some(o), _) => o.clone(),
-        (None, Some(c)) => root.join("data").join(c),
-        (None, None) => anyhow::bail!("the plan names no campaign: give --out DIR"),
+    let plan = match (&a.plan, &a.campaign, &project) {
+        (Some(path), _, _) => colloc_plan::Plan::from_file(path)?,
+        (None, Some(c), Some(p)) => {
+            colloc_plan::plan_project_campaign(p, c, a.target.as_deref()).map_err(|d| anyhow::anyhow!("{d}"))?
+        }
+        _ => anyhow::bail!("give --campaign NAME or --plan FILE"),
     };
-    let mut o = RunOptions::new(out);
-    o.gpu_index = a.gpu;
-    o.only = a.only;
-    o.force = a.force;
-    o.allow_busy_gpu = a.allow_busy_gpu;
-    o.telemetry_hz = a.telemetry_hz;
-    o.timeout_scale = a.timeout_scale;
-    o.job_command = vec!["python3".into(), root.join("workloads/train.py").to_string_lossy().into_owned()];
-    if a.simulate {
-        o.simulate = Some(SimOptions { time_scale: a.time_scale, seed: a.seed, ..SimOptions::default() });
+    let out = match (&a.out, &plan.campaign, &project) {
+        (Some(o), _, _) => o.clone(),
+        (None, Some(c), Some(p)) => crate::campaign_dir(&p.artifact, &root, c),
+        _ => anyhow::bail!("the plan names no campaign: give --out DIR"),
+    };
+    let training = vec!["python3".into(), root.join("workloads/train.py").to_string_lossy().into_owned()];
+    let o = a.run.options(out, Some(training), || {
         let exe = std::env::current_exe().context("cannot find the xtask executable")?;
-        o.job_command = vec![exe.to_string_lossy().into_owned(), "run".into(), "--fake-job".into()];
-    }
-    if let Some(cmd) = &a.workload_cmd {
-        o.job_command = cmd.split_whitespace().map(str::to_string).collect();
-    }
+        Ok(vec![exe.to_string_lossy().into_owned(), "run".into(), "--fake-job".into()])
+    })?;
     let summary = run_campaign(&plan, &o)?;
     eprintln!("{}", summary.render());
     Ok(summary.exit_code())

@@ -5,6 +5,7 @@
 //! no run yet, in plan order, one after another; a failed run does not stop the campaign.
 
 use anyhow::{anyhow, bail, Context, Result};
+use colloc_plan::perf::GIB;
 use colloc_plan::{Mode, Plan};
 use colloc_trace::layout::{self, QUARANTINE_DIR, RUNS_DIR};
 use colloc_trace::manifest::{self, Problem};
@@ -16,7 +17,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::gpu::{Gpu, GIB};
 use crate::leftovers::Leftovers;
 use crate::modes::{busy, mig, mps, MpsDirs};
 use crate::options::RunOptions;
@@ -59,7 +59,6 @@ impl CampaignSummary {
         self.runs.iter().filter(|r| r.status == status).count()
     }
 
-    /// A short human summary.
     /// The process exit status this outcome calls for: 0 when every selected run was made,
     /// 1 after an early stop, 128 + N after signal N.
     pub fn exit_code(&self) -> std::process::ExitCode {
@@ -72,6 +71,7 @@ impl CampaignSummary {
         }
     }
 
+    /// A short human summary.
     pub fn render(&self) -> String {
         let mut s = format!(
             "{}: {} run(s) selected, {} already done, {} made now: {} ok, {} failed, {} skipped, {} infeasible",
@@ -247,30 +247,14 @@ struct Todo<'a> {
 
 /// Runs a plan's selected workloads into `opts.out`.
 pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
-    if opts.job_command.is_empty() {
-        bail!("the job command is empty");
-    }
-    if !opts.telemetry_hz.is_finite() || opts.telemetry_hz < 0.0 {
-        bail!("the telemetry rate must be a non-negative number of samples per second");
-    }
-    if opts.timeout_scale.is_nan() || opts.timeout_scale <= 0.0 {
-        bail!("the timeout scale must be positive");
-    }
-    if let Some(s) = &opts.simulate {
-        if !s.time_scale.is_finite() || s.time_scale <= 0.0 {
-            bail!("the simulation time scale must be positive");
-        }
-    }
+    opts.check()?;
     fs::create_dir_all(&opts.out).with_context(|| format!("cannot create {}", opts.out.display()))?;
     let dir = opts.out.canonicalize().with_context(|| format!("cannot resolve {}", opts.out.display()))?;
     let _lock = lock(&dir)?;
     signals::install();
 
-    let gpu = match &opts.simulate {
-        Some(s) => Gpu::simulated(opts.gpu_index, &plan.gpu, s.mig_mode),
-        None => Gpu::open_nvml(opts.gpu_index)?,
-    };
-    let exec_modes = !gpu.is_simulated() || opts.simulate.as_ref().is_some_and(|s| s.exec_mode_commands);
+    let gpu = opts.backend(&plan.gpu)?;
+    let exec_modes = gpu.executes_mode_commands();
     let campaign = plan
         .campaign
         .clone()
@@ -279,42 +263,9 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
     // Selection.
     let m = manifest::read(&dir).map_err(|e| anyhow!("{e}"))?;
     let listed = listed_runs(&m);
-    for pat in &opts.only {
-        let hit = plan.workloads.iter().any(|w| {
-            (1..=w.repetitions.max(1)).any(|r| {
-                let single = RunOptions { only: vec![pat.clone()], ..opts.clone() };
-                single.selects(&w.id, &layout::run_id(&w.id, r, 1))
-            })
-        });
-        if !hit {
-            bail!("--only {pat}: no workload or run of the plan has this id");
-        }
-    }
+    check_only(plan, opts)?;
     let mut summary = CampaignSummary { campaign_dir: dir.clone(), ..Default::default() };
-    let mut todo = Vec::new();
-    for w in &plan.workloads {
-        for rep in 1..=w.repetitions {
-            let base = layout::run_id(&w.id, rep, 1);
-            if !opts.selects(&w.id, &base) {
-                continue;
-            }
-            summary.selected += 1;
-            let prefix = format!("{base}.a");
-            let attempts: Vec<u32> = listed
-                .iter()
-                .filter_map(|d| if *d == base { Some(1) } else { d.strip_prefix(&prefix).and_then(|a| a.parse().ok()) })
-                .collect();
-            let attempt = match attempts.iter().max() {
-                Some(_) if !opts.force => {
-                    summary.already_done.push(base);
-                    continue;
-                }
-                Some(max) => max + 1,
-                None => 1,
-            };
-            todo.push(Todo { workload: w, repetition: rep, attempt, run_id: layout::run_id(&w.id, rep, attempt) });
-        }
-    }
+    let todo = select(plan, opts, &listed, &mut summary);
     let estimate: f64 = todo.iter().map(|t| t.workload.estimated_seconds).sum();
     let progress = Progress::new(opts.progress, todo.len(), estimate);
 
@@ -328,30 +279,9 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
     for (from, to) in &summary.quarantined {
         progress.log(&format!("incomplete {} moved to {}", from.display(), to.display()));
     }
-    let problems: Vec<Problem> = verify_campaign(&dir)?
-        .into_iter()
-        .filter(|p| match p {
-            Problem::Missing(f) | Problem::Extra(f) => f.starts_with(&format!("{RUNS_DIR}/")),
-            Problem::Altered { path, .. } | Problem::Unreadable { path, .. } => {
-                path.starts_with(&format!("{RUNS_DIR}/"))
-            }
-        })
-        .collect();
-    if !problems.is_empty() {
-        let mut text: Vec<String> = problems.iter().take(20).map(|p| format!("  {p}")).collect();
-        if problems.len() > 20 {
-            text.push(format!("  ... and {} more", problems.len() - 20));
-        }
-        bail!(
-            "{} does not match its {}; runs in the manifest are never modified, so nothing was run. \
-             Restore the listed files (or move the affected run out of the campaign) and run again:\n{}",
-            dir.display(),
-            layout::MANIFEST,
-            text.join("\n")
-        );
-    }
+    check_listed_runs(&dir)?;
 
-    if let (Gpu::Nvml(_), Some(total)) = (&gpu, gpu.memory_total()) {
+    if let Some(total) = gpu.memory_total() {
         let planned = plan.gpu.memory_gib * GIB;
         if (total as f64 - planned).abs() > 0.1 * planned {
             progress.log(&format!(
@@ -378,7 +308,7 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
     let env = Env {
         plan,
         opts,
-        gpu: &gpu,
+        backend: gpu.as_ref(),
         campaign_dir: &dir,
         campaign: &campaign,
         progress: &progress,
@@ -387,6 +317,94 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
         host: &host,
         software: &sw,
     };
+    run_all(&env, &todo, exec_modes, &mut summary)?;
+    progress.finish();
+    Ok(summary)
+}
+
+/// An error for an `--only` pattern that selects no run of the plan.
+fn check_only(plan: &Plan, opts: &RunOptions) -> Result<()> {
+    for pat in &opts.only {
+        let hit = plan.workloads.iter().any(|w| {
+            (1..=w.repetitions.max(1)).any(|r| {
+                let single = RunOptions { only: vec![pat.clone()], ..opts.clone() };
+                single.selects(&w.id, &layout::run_id(&w.id, r, 1))
+            })
+        });
+        if !hit {
+            bail!("--only {pat}: no workload or run of the plan has this id");
+        }
+    }
+    Ok(())
+}
+
+/// The selected runs still to make, in plan order (with `force`, new attempts of those made).
+/// Counts the selection and the runs already done in `summary`.
+fn select<'a>(
+    plan: &'a Plan,
+    opts: &RunOptions,
+    listed: &BTreeSet<String>,
+    summary: &mut CampaignSummary,
+) -> Vec<Todo<'a>> {
+    let mut todo = Vec::new();
+    for w in &plan.workloads {
+        for rep in 1..=w.repetitions {
+            let base = layout::run_id(&w.id, rep, 1);
+            if !opts.selects(&w.id, &base) {
+                continue;
+            }
+            summary.selected += 1;
+            let prefix = format!("{base}.a");
+            let attempts: Vec<u32> = listed
+                .iter()
+                .filter_map(|d| if *d == base { Some(1) } else { d.strip_prefix(&prefix).and_then(|a| a.parse().ok()) })
+                .collect();
+            let attempt = match attempts.iter().max() {
+                Some(_) if !opts.force => {
+                    summary.already_done.push(base);
+                    continue;
+                }
+                Some(max) => max + 1,
+                None => 1,
+            };
+            todo.push(Todo { workload: w, repetition: rep, attempt, run_id: layout::run_id(&w.id, rep, attempt) });
+        }
+    }
+    todo
+}
+
+/// An error when a run listed in the manifest no longer matches it (listed runs are never
+/// modified, so nothing may run).
+fn check_listed_runs(dir: &Path) -> Result<()> {
+    let problems: Vec<Problem> = verify_campaign(dir)?
+        .into_iter()
+        .filter(|p| match p {
+            Problem::Missing(f) | Problem::Extra(f) => f.starts_with(&format!("{RUNS_DIR}/")),
+            Problem::Altered { path, .. } | Problem::Unreadable { path, .. } => {
+                path.starts_with(&format!("{RUNS_DIR}/"))
+            }
+        })
+        .collect();
+    if problems.is_empty() {
+        return Ok(());
+    }
+    let mut text: Vec<String> = problems.iter().take(20).map(|p| format!("  {p}")).collect();
+    if problems.len() > 20 {
+        text.push(format!("  ... and {} more", problems.len() - 20));
+    }
+    bail!(
+        "{} does not match its {}; runs in the manifest are never modified, so nothing was run. \
+         Restore the listed files (or move the affected run out of the campaign) and run again:\n{}",
+        dir.display(),
+        layout::MANIFEST,
+        text.join("\n")
+    );
+}
+
+/// The runs one after another, until all are made or something stops the campaign: a
+/// stop signal, a GPU others use, a teardown that failed.
+fn run_all(env: &Env, todo: &[Todo], exec_modes: bool, summary: &mut CampaignSummary) -> Result<()> {
+    let (gpu, opts) = (env.backend, env.opts);
     let total = todo.len();
     for (k, t) in todo.iter().enumerate() {
         if signals::interrupted() {
@@ -397,9 +415,9 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
         let will_start = t.workload.feasible
             && !t.workload.jobs.is_empty()
             && (t.workload.mode == Mode::Mig) == gpu.mig_enabled_for(t.workload.mode)?;
-        if will_start && !opts.allow_busy_gpu && (exec_modes || !gpu.is_simulated()) {
+        if will_start && !opts.allow_busy_gpu && exec_modes {
             let patience = if summary.runs.is_empty() { Duration::ZERO } else { Duration::from_secs(10) };
-            let why = busy::reasons_after(&gpu, &dirs.pipe, exec_modes, patience)?;
+            let why = busy::reasons_after(gpu, &env.mps_dirs.pipe, exec_modes, patience)?;
             if !why.is_empty() {
                 let text = format!(
                     "GPU {} is in use by others: {}; pass --allow-busy-gpu to run anyway (measurements will be disturbed)",
@@ -407,7 +425,7 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
                     why.join("; ")
                 );
                 if summary.runs.is_empty() {
-                    progress.finish();
+                    env.progress.finish();
                     bail!(text);
                 }
                 summary.stopped = Some(text);
@@ -422,7 +440,7 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
             n: k + 1,
             total,
         };
-        match run::execute(&env, &req)? {
+        match run::execute(env, &req)? {
             Outcome::Finished { status, reason, fatal, sampler_cpu_seconds, .. } => {
                 summary.sampler_cpu_seconds += sampler_cpu_seconds;
                 summary.runs.push(RunOutcome { run_id: t.run_id.clone(), status, reason });
@@ -443,8 +461,7 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
             }
         }
     }
-    progress.finish();
-    Ok(summary)
+    Ok(())
 }
 
 fn interrupt_text() -> String {

@@ -17,7 +17,6 @@ use std::time::{Duration, Instant};
 /// What to start.
 #[derive(Debug, Clone)]
 pub struct JobSpec {
-    pub index: u32,
     pub argv: Vec<String>,
     pub env: Vec<(String, String)>,
     pub events_path: PathBuf,
@@ -128,7 +127,6 @@ impl OutputTail {
 
 /// One job process and what it said.
 pub struct Job {
-    pub index: u32,
     pub argv: Vec<String>,
     pub env: Vec<(String, String)>,
     child: Option<Child>,
@@ -238,11 +236,6 @@ impl JobSet {
     pub fn spawn(specs: Vec<JobSpec>) -> JobSet {
         let jobs = specs.into_iter().map(spawn_one).collect();
         JobSet { jobs }
-    }
-
-    /// Pids of the jobs (for telemetry).
-    pub fn pids(&self) -> Vec<Option<u32>> {
-        self.jobs.iter().map(|j| j.pid).collect()
     }
 
     /// Reads new events and reaps exited jobs; returns what changed.
@@ -421,7 +414,6 @@ fn output_pipe() -> Result<(std::fs::File, OwnedFd)> {
 
 fn spawn_one(spec: JobSpec) -> Job {
     let mut job = Job {
-        index: spec.index,
         argv: spec.argv.clone(),
         env: spec.env.clone(),
         child: None,

@@ -1,7 +1,13 @@
 //! What a campaign run is told: where, on which GPU, which runs, how.
 
+use anyhow::{bail, Result};
+use colloc_plan::GpuTarget;
 use std::path::PathBuf;
 use std::time::Duration;
+
+use crate::backend::Backend;
+use crate::gpu::NvmlGpu;
+use crate::sim::{SimGpu, SimOptions};
 
 /// Options of [`crate::run_campaign`].
 #[derive(Debug, Clone)]
@@ -37,26 +43,6 @@ pub struct RunOptions {
     pub source_commit: Option<(String, Option<bool>)>,
 }
 
-/// The simulated backend.
-#[derive(Debug, Clone)]
-pub struct SimOptions {
-    /// Wall-clock seconds per simulated second (0.01: a 60 s window takes 0.6 s).
-    pub time_scale: f64,
-    /// MIG mode of the simulated GPU; `None`: as each workload needs it.
-    pub mig_mode: Option<bool>,
-    /// Run the MPS and MIG commands (`nvidia-cuda-mps-control`, `nvidia-smi mig`) for real
-    /// instead of pretending; meant for stand-in programs on the PATH.
-    pub exec_mode_commands: bool,
-    /// Seed of the simulated telemetry and jobs.
-    pub seed: u64,
-}
-
-impl Default for SimOptions {
-    fn default() -> Self {
-        SimOptions { time_scale: 0.01, mig_mode: None, exec_mode_commands: false, seed: 42 }
-    }
-}
-
 /// External programs used to set up MPS and MIG.
 #[derive(Debug, Clone)]
 pub struct Tools {
@@ -81,7 +67,7 @@ impl Default for Tools {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ProgressMode {
     /// Bars when stderr is a terminal, plain lines otherwise.
     Auto,
@@ -113,7 +99,7 @@ impl RunOptions {
     }
 
     /// Whether `only` selects a run of `workload_id`.
-    pub fn selects(&self, workload_id: &str, run_id: &str) -> bool {
+    pub(crate) fn selects(&self, workload_id: &str, run_id: &str) -> bool {
         if self.only.is_empty() {
             return true;
         }
@@ -123,14 +109,36 @@ impl RunOptions {
         })
     }
 
-    /// Seconds after which a run's jobs are killed.
-    pub fn run_timeout(&self, protocol_timeout_seconds: f64) -> Duration {
-        let base = match &self.simulate {
-            // Simulated durations shrink by the time scale; process start-up does not.
-            Some(sim) => protocol_timeout_seconds * sim.time_scale + 10.0,
-            None => protocol_timeout_seconds,
-        };
-        let secs = base * self.timeout_scale;
+    /// An error for options no campaign can run with.
+    pub(crate) fn check(&self) -> Result<()> {
+        if self.job_command.is_empty() {
+            bail!("the job command is empty");
+        }
+        if !self.telemetry_hz.is_finite() || self.telemetry_hz < 0.0 {
+            bail!("the telemetry rate must be a non-negative number of samples per second");
+        }
+        if self.timeout_scale.is_nan() || self.timeout_scale <= 0.0 {
+            bail!("the timeout scale must be positive");
+        }
+        if let Some(s) = &self.simulate {
+            s.check()?;
+        }
+        Ok(())
+    }
+
+    /// The campaign's backend: the simulated GPU with `simulate`, else GPU `gpu_index`
+    /// through NVML.
+    pub(crate) fn backend(&self, target: &GpuTarget) -> Result<Box<dyn Backend>> {
+        Ok(match &self.simulate {
+            Some(s) => Box::new(SimGpu::new(self.gpu_index, target, s)),
+            None => Box::new(NvmlGpu::open(self.gpu_index)?),
+        })
+    }
+
+    /// The time after which a run's jobs are killed, from the backend's seconds for the
+    /// protocol's timeout ([`Backend::run_seconds`]).
+    pub(crate) fn run_timeout(&self, run_seconds: f64) -> Duration {
+        let secs = run_seconds * self.timeout_scale;
         Duration::from_secs_f64(if secs.is_finite() && secs > 0.0 { secs } else { 1.0 })
     }
 }

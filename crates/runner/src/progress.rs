@@ -49,11 +49,6 @@ impl Progress {
         Progress { inner: Arc::new(Inner { kind, start: Instant::now(), jobs: Mutex::new(Vec::new()) }) }
     }
 
-    /// A progress that shows nothing (tests, library use).
-    pub fn quiet() -> Progress {
-        Progress::new(ProgressMode::Quiet, 0, 0.0)
-    }
-
     /// A line that always shows (above the bars on a terminal).
     pub fn log(&self, msg: &str) {
         match &self.inner.kind {

@@ -13,24 +13,22 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::fake_job::{FakeParams, PARAMS_ENV};
-use crate::gpu::Gpu;
+use crate::backend::Backend;
 use crate::jobs::{JobSet, JobSpec, Phase};
 use crate::leftovers::Leftovers;
-use crate::modes::{self, ModeContext, MpsDirs};
+use crate::modes::{self, Applied, ModeContext, ModeGuard, MpsDirs};
 use crate::options::RunOptions;
 use crate::progress::Progress;
 use crate::provenance;
 use crate::signals;
-use crate::sim_model::{simulate_workload, Rng};
-use crate::telemetry::{self, GpuSource, JobState, Sampler, SharedJobs};
+use crate::telemetry::{JobState, Report, Sampler, SharedJobs};
 use crate::trace::TraceDir;
 
 /// What every run of a campaign shares.
 pub struct Env<'a> {
     pub plan: &'a Plan,
     pub opts: &'a RunOptions,
-    pub gpu: &'a Gpu,
+    pub backend: &'a dyn Backend,
     pub campaign_dir: &'a Path,
     pub campaign: &'a str,
     pub progress: &'a Progress,
@@ -57,7 +55,6 @@ pub enum Outcome {
     Finished {
         status: RunStatus,
         reason: Option<String>,
-        dir: PathBuf,
         /// Something that must stop the campaign (a teardown that failed).
         fatal: Option<String>,
         sampler_cpu_seconds: f64,
@@ -122,12 +119,12 @@ impl Env<'_> {
             status,
             reason,
             mode: w.mode.as_str().to_string(),
-            simulated: self.gpu.is_simulated(),
+            simulated: self.backend.simulated(),
             workload: serde_json::to_value(w).unwrap_or(serde_json::Value::Null),
             protocol: serde_json::to_value(&self.plan.protocol).unwrap_or(serde_json::Value::Null),
             gpu: Some({
-                let mut g = self.gpu.info();
-                if let Ok(on) = self.gpu.mig_enabled_for(w.mode) {
+                let mut g = self.backend.info();
+                if let Ok(on) = self.backend.mig_enabled_for(w.mode) {
                     g.mig_mode_current = Some(on);
                     g.mig_mode_pending = g.mig_mode_pending.or(Some(on));
                 }
@@ -148,11 +145,23 @@ impl Env<'_> {
     /// A run that starts no job (infeasible, skipped): a directory with `meta.json` only.
     fn without_jobs(&self, req: &Request, status: RunStatus, reason: String, started: f64) -> Result<Outcome> {
         let dir = TraceDir::create(self.campaign_dir, &req.run_id)?;
+        self.ended_early(req, dir, status, reason, started)
+    }
+
+    /// A run that ends before its jobs start: its `meta.json` says why.
+    fn ended_early(
+        &self,
+        req: &Request,
+        dir: TraceDir,
+        status: RunStatus,
+        reason: String,
+        started: f64,
+    ) -> Result<Outcome> {
         dir.write_json(layout::META, &self.meta(req, status, Some(reason.clone()), started))?;
-        let path = dir.finalize()?;
+        dir.finalize()?;
         let what = format!("{}: {reason}", status.as_str());
         self.progress.run_finished(req.n, req.total, &req.run_id, &what, req.workload.estimated_seconds);
-        Ok(Outcome::Finished { status, reason: Some(reason), dir: path, fatal: None, sampler_cpu_seconds: 0.0 })
+        Ok(Outcome::Finished { status, reason: Some(reason), fatal: None, sampler_cpu_seconds: 0.0 })
     }
 }
 
@@ -160,57 +169,18 @@ impl Env<'_> {
 pub fn execute(env: &Env, req: &Request) -> Result<Outcome> {
     let w = req.workload;
     let started = colloc_trace::wall_seconds();
-    let gpu_i = env.gpu.index();
-    if !w.feasible {
-        let reason = w.reason.clone().unwrap_or_else(|| "the plan marks this workload infeasible".into());
-        return env.without_jobs(req, RunStatus::Infeasible, reason, started);
+    if let Some((status, reason)) = env.cannot_start(w)? {
+        return env.without_jobs(req, status, reason, started);
     }
-    let mig_on = env.gpu.mig_enabled_for(w.mode)?;
-    if w.mode == Mode::Mig && !mig_on {
-        let reason = format!(
-            "MIG mode is off on GPU {gpu_i} ({}); MIG runs need it on, and the runner never changes it",
-            env.gpu.name()
-        );
-        return env.without_jobs(req, RunStatus::Skipped, reason, started);
-    }
-    if w.mode != Mode::Mig && mig_on {
-        let reason = format!(
-            "MIG mode is on on GPU {gpu_i} ({}); {} runs need it off, and the runner never changes it",
-            env.gpu.name(),
-            w.mode
-        );
-        return env.without_jobs(req, RunStatus::Skipped, reason, started);
-    }
-    if w.jobs.is_empty() {
-        return env.without_jobs(req, RunStatus::Failed, "the workload has no jobs".into(), started);
-    }
-
-    let dir = TraceDir::create(env.campaign_dir, &req.run_id)?;
-    let n_jobs = w.jobs.len();
-    let labels: Vec<String> = (0..n_jobs).map(|i| label(w, i)).collect();
-    env.progress.run_started(
-        req.n,
-        req.total,
-        &req.run_id,
-        &format!("{} ({}, {} job{})", w.label, w.mode, n_jobs, if n_jobs == 1 { "" } else { "s" }),
-        &labels,
-    );
-    let mut job_paths = Vec::new();
-    // How the host's own directories are written in what the jobs and the trace are given.
-    let dirs = provenance::HostDirs::of_this_host();
-    for i in 0..n_jobs {
-        let events = dir.file(&layout::job_events(i));
-        let jf_path = dir.file(&layout::job_file(i));
-        dir.write_json(&layout::job_file(i), &job_file(env.plan, w, &req.run_id, i, &dirs.relative(&events)))?;
-        job_paths.push((dirs.relative(&jf_path), events));
-    }
+    let run = Run::begin(env, req, started)?;
+    let job_paths = run.job_files()?;
 
     // The mode.
     let ctx = ModeContext {
-        gpu_index: gpu_i,
-        gpu_uuid: env.gpu.uuid(),
+        gpu_index: env.backend.index(),
+        gpu_uuid: env.backend.uuid(),
         tools: &env.opts.tools,
-        exec: !env.gpu.is_simulated() || env.opts.simulate.as_ref().is_some_and(|s| s.exec_mode_commands),
+        exec: env.backend.executes_mode_commands(),
         mps_dirs: env.mps_dirs,
         leftovers: env.leftovers,
         progress: env.progress,
@@ -219,251 +189,364 @@ pub fn execute(env: &Env, req: &Request) -> Result<Outcome> {
         Ok(x) => x,
         Err(e) => {
             let reason = format!("setting up {} failed: {e:#}", w.mode);
-            let meta = env.meta(req, RunStatus::Failed, Some(reason.clone()), started);
-            dir.write_json(layout::META, &meta)?;
-            let path = dir.finalize()?;
-            env.progress.run_finished(req.n, req.total, &req.run_id, &format!("failed: {reason}"), w.estimated_seconds);
-            return Ok(Outcome::Finished {
-                status: RunStatus::Failed,
-                reason: Some(reason),
-                dir: path,
-                fatal: None,
-                sampler_cpu_seconds: 0.0,
-            });
+            return env.ended_early(req, run.dir, RunStatus::Failed, reason, started);
         }
     };
 
     // Telemetry.
-    let sim = env.opts.simulate.as_ref().map(|s| (s, simulate_workload(&env.plan.gpu, w)));
-    let shared: SharedJobs = Arc::new(Mutex::new(vec![JobState { pid: None, phase: Phase::Setup }; n_jobs]));
-    let source: Box<dyn GpuSource> = match (env.gpu, &sim) {
-        (Gpu::Nvml(g), _) => Box::new(telemetry::nvml::NvmlSource::new(g.nvml, g.device()?, &applied.mig_devices)),
-        (Gpu::Sim(_), Some((s, model))) => Box::new(telemetry::sim::SimSource::new(
-            &env.plan.gpu,
-            model.clone(),
-            Rng::derive(s.seed, &req.run_id).next_u64(),
-            s.time_scale,
-            &applied.mig_devices,
-            &w.jobs.iter().map(|j| j.mig_profile.clone()).collect::<Vec<_>>(),
-        )),
-        (Gpu::Sim(_), None) => anyhow::bail!("a simulated GPU needs the simulation options"),
-    };
-    let sampler = Sampler::start(&dir.path, env.opts.telemetry_hz, source, shared.clone())?;
+    let shared: SharedJobs = Arc::new(Mutex::new(vec![JobState { pid: None, phase: Phase::Setup }; w.jobs.len()]));
+    let source = env.backend.telemetry(w, &req.run_id, &applied.mig_devices)?;
+    let sampler = Sampler::start(&run.dir.path, env.opts.telemetry_hz, source, shared.clone())?;
 
-    // The jobs.
-    let specs: Vec<JobSpec> = (0..n_jobs)
-        .map(|i| {
-            let mut envv = applied.jobs[i].env.clone();
-            envv.push(("PYTHONUNBUFFERED".into(), "1".into()));
-            if let Some((s, model)) = &sim {
-                let js = &model.jobs[i];
-                let params = FakeParams {
-                    time_scale: s.time_scale,
-                    seed: s.seed,
-                    images_per_second: js.images_per_second,
-                    data_wait_fraction: js.data_wait_fraction,
-                    memory_bytes: js.memory_bytes,
-                    oom: js.oom.clone(),
-                    setup_seconds: Rng::derive(s.seed, &format!("{}/{i}/setup", req.run_id)).range(4.0, 12.0),
-                };
-                envv.push((PARAMS_ENV.into(), serde_json::to_string(&params).expect("params serialise")));
-            }
-            envv.extend(env.opts.job_env.iter().cloned());
-            let mut argv = env.opts.job_command.clone();
-            argv.push("--job-file".into());
-            argv.push(job_paths[i].0.to_string_lossy().into_owned());
-            JobSpec { index: i as u32, argv, env: envv, events_path: job_paths[i].1.clone() }
-        })
-        .collect();
-    for s in &specs {
-        std::fs::File::create(&s.events_path).with_context(|| format!("cannot create {}", s.events_path.display()))?;
-    }
-    let mut jobs = JobSet::spawn(specs);
-    let publish = |jobs: &JobSet| {
-        let mut s = shared.lock().unwrap_or_else(|p| p.into_inner());
-        for (slot, j) in s.iter_mut().zip(&jobs.jobs) {
-            *slot = JobState { pid: j.pid, phase: j.phase };
-        }
-    };
-    publish(&jobs);
-
-    let timeout = env.opts.run_timeout(env.plan.protocol.timeout_seconds);
-    let t0 = Instant::now();
-    let grace = env.opts.kill_grace;
-    let mut release_mono: Option<f64> = None;
-    let mut early_failure: Option<String> = None;
-    let (mut timed_out, mut interrupted) = (false, false);
-    loop {
-        for (i, phase, detail, log_it) in jobs.poll() {
-            env.progress.job(&req.run_id, i, phase.as_str(), &detail, log_it);
-        }
-        publish(&jobs);
-        if signals::interrupted() {
-            interrupted = true;
-            break;
-        }
-        if t0.elapsed() > timeout {
-            timed_out = true;
-            break;
-        }
-        if release_mono.is_none() {
-            if let Some(i) = jobs.dead_before_ready() {
-                let j = &jobs.jobs[i];
-                let why = j.failure().unwrap_or_else(|| "exited".into());
-                early_failure =
-                    Some(with_stderr(format!("job {i} ({}) ended before it was ready: {why}", w.jobs[i].model), j));
-                jobs.abort();
-                for (k, phase, detail, log_it) in jobs.wait_all(grace) {
-                    env.progress.job(&req.run_id, k, phase.as_str(), &detail, log_it);
-                }
-                break;
-            }
-            if jobs.all_ready() {
-                release_mono = Some(jobs.release());
-                env.progress.log(&format!(
-                    "{}: released {n_jobs} job{}",
-                    req.run_id,
-                    if n_jobs == 1 { "" } else { "s" }
-                ));
-            }
-        } else if jobs.all_exited() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let stopped = if jobs.all_exited() { Vec::new() } else { jobs.stop(grace) };
-    publish(&jobs);
+    // The jobs, released together, watched until they end, stopped when they must be.
+    let mut jobs = run.spawn(&applied, &job_paths)?;
+    publish(&shared, &jobs);
+    let watch = run.supervise(&mut jobs, &shared);
 
     // Telemetry off, mode down.
     let report = sampler.stop();
     let teardown = guard.teardown();
     let report = report.context("telemetry")?;
-    let teardown_error = teardown.err().map(|e| format!("{e:#}"));
+    let end = End {
+        elapsed: watch.t0.elapsed().as_secs_f64(),
+        signal_text: signals::signal().map(|s| format!(" (signal {s})")).unwrap_or_default(),
+        teardown_error: teardown.err().map(|e| format!("{e:#}")),
+        watch,
+        report,
+    };
 
-    // Status.
-    let elapsed = t0.elapsed().as_secs_f64();
-    let signal_text = signals::signal().map(|s| format!(" (signal {s})")).unwrap_or_default();
-    let stopped_why = |i: usize| -> Option<String> {
-        if !stopped.contains(&i) {
+    let (status, reason) = run.status(&jobs, &end);
+    run.record(&jobs, &end, &applied, &guard, status, reason.clone())?;
+    drop(jobs);
+    run.finish(end, status, reason)
+}
+
+impl Env<'_> {
+    /// Why a run starts no job (infeasible, MIG mode, no jobs); `None`: it can start.
+    fn cannot_start(&self, w: &PlannedWorkload) -> Result<Option<(RunStatus, String)>> {
+        if !w.feasible {
+            let reason = w.reason.clone().unwrap_or_else(|| "the plan marks this workload infeasible".into());
+            return Ok(Some((RunStatus::Infeasible, reason)));
+        }
+        let gpu_i = self.backend.index();
+        let mig_on = self.backend.mig_enabled_for(w.mode)?;
+        if w.mode == Mode::Mig && !mig_on {
+            let reason = format!(
+                "MIG mode is off on GPU {gpu_i} ({}); MIG runs need it on, and the runner never changes it",
+                self.backend.name()
+            );
+            return Ok(Some((RunStatus::Skipped, reason)));
+        }
+        if w.mode != Mode::Mig && mig_on {
+            let reason = format!(
+                "MIG mode is on on GPU {gpu_i} ({}); {} runs need it off, and the runner never changes it",
+                self.backend.name(),
+                w.mode
+            );
+            return Ok(Some((RunStatus::Skipped, reason)));
+        }
+        if w.jobs.is_empty() {
+            return Ok(Some((RunStatus::Failed, "the workload has no jobs".into())));
+        }
+        Ok(None)
+    }
+}
+
+/// Tells the sampler the jobs' pids and phases.
+fn publish(shared: &SharedJobs, jobs: &JobSet) {
+    let mut s = shared.lock().unwrap_or_else(|p| p.into_inner());
+    for (slot, j) in s.iter_mut().zip(&jobs.jobs) {
+        *slot = JobState { pid: j.pid, phase: j.phase };
+    }
+}
+
+/// A run that starts jobs, from its trace directory on.
+struct Run<'a> {
+    env: &'a Env<'a>,
+    req: &'a Request<'a>,
+    w: &'a PlannedWorkload,
+    started: f64,
+    dir: TraceDir,
+    /// How the host's own directories are written in what the jobs and the trace are given.
+    dirs: provenance::HostDirs,
+}
+
+/// How the jobs were watched and stopped.
+struct Watch {
+    t0: Instant,
+    timeout: Duration,
+    release_mono: Option<f64>,
+    /// A job that ended before the release, which aborted the others.
+    early_failure: Option<String>,
+    timed_out: bool,
+    interrupted: bool,
+    /// Jobs still running at the end, stopped by the runner.
+    stopped: Vec<usize>,
+}
+
+/// How the run ended, once the telemetry is off and the mode down.
+struct End {
+    watch: Watch,
+    report: Report,
+    teardown_error: Option<String>,
+    elapsed: f64,
+    signal_text: String,
+}
+
+impl End {
+    /// Why job `i` was stopped, if it was.
+    fn stopped_why(&self, i: usize) -> Option<String> {
+        let watch = &self.watch;
+        if !watch.stopped.contains(&i) {
             return None;
         }
-        Some(if interrupted {
-            format!("stopped: the runner was interrupted{signal_text}")
-        } else if timed_out {
-            format!("stopped after the run's timeout of {:.1} s", timeout.as_secs_f64())
+        Some(if watch.interrupted {
+            format!("stopped: the runner was interrupted{}", self.signal_text)
+        } else if watch.timed_out {
+            format!("stopped after the run's timeout of {:.1} s", watch.timeout.as_secs_f64())
         } else {
             "stopped".into()
         })
-    };
-    let (status, mut reason) = if interrupted {
-        (RunStatus::Failed, Some(format!("interrupted{signal_text} after {elapsed:.1} s")))
-    } else if timed_out {
-        let list: Vec<String> = stopped.iter().map(|i| i.to_string()).collect();
-        (
-            RunStatus::Failed,
-            Some(format!(
-                "timeout after {:.1} s: job{} {} still running and stopped",
-                timeout.as_secs_f64(),
-                if list.len() == 1 { "" } else { "s" },
-                list.join(", ")
-            )),
-        )
-    } else if let Some(f) = early_failure {
-        (RunStatus::Failed, Some(f))
-    } else {
-        let failing = jobs
+    }
+}
+
+impl<'a> Run<'a> {
+    /// Creates the trace directory and announces the run.
+    fn begin(env: &'a Env<'a>, req: &'a Request<'a>, started: f64) -> Result<Run<'a>> {
+        let w = req.workload;
+        let dir = TraceDir::create(env.campaign_dir, &req.run_id)?;
+        let n_jobs = w.jobs.len();
+        let labels: Vec<String> = (0..n_jobs).map(|i| label(w, i)).collect();
+        env.progress.run_started(
+            req.n,
+            req.total,
+            &req.run_id,
+            &format!("{} ({}, {} job{})", w.label, w.mode, n_jobs, plural(n_jobs)),
+            &labels,
+        );
+        Ok(Run { env, req, w, started, dir, dirs: provenance::HostDirs::of_this_host() })
+    }
+
+    /// Writes each job's job file; returns (job file as the job is given it, events log).
+    fn job_files(&self) -> Result<Vec<(PathBuf, PathBuf)>> {
+        let mut job_paths = Vec::new();
+        for i in 0..self.w.jobs.len() {
+            let events = self.dir.file(&layout::job_events(i));
+            let jf_path = self.dir.file(&layout::job_file(i));
+            let jf = job_file(self.env.plan, self.w, &self.req.run_id, i, &self.dirs.relative(&events));
+            self.dir.write_json(&layout::job_file(i), &jf)?;
+            job_paths.push((self.dirs.relative(&jf_path), events));
+        }
+        Ok(job_paths)
+    }
+
+    /// Starts every job with its environment: the mode's, the backend's, `--job-env`.
+    fn spawn(&self, applied: &Applied, job_paths: &[(PathBuf, PathBuf)]) -> Result<JobSet> {
+        let env = self.env;
+        let backend_env = env.backend.job_env(self.w, &self.req.run_id);
+        let specs: Vec<JobSpec> = (0..self.w.jobs.len())
+            .map(|i| {
+                let mut envv = applied.jobs[i].env.clone();
+                envv.push(("PYTHONUNBUFFERED".into(), "1".into()));
+                envv.extend(backend_env[i].iter().cloned());
+                envv.extend(env.opts.job_env.iter().cloned());
+                let mut argv = env.opts.job_command.clone();
+                argv.push("--job-file".into());
+                argv.push(job_paths[i].0.to_string_lossy().into_owned());
+                JobSpec { argv, env: envv, events_path: job_paths[i].1.clone() }
+            })
+            .collect();
+        for s in &specs {
+            std::fs::File::create(&s.events_path)
+                .with_context(|| format!("cannot create {}", s.events_path.display()))?;
+        }
+        Ok(JobSet::spawn(specs))
+    }
+
+    /// The barrier and the watch: releases the jobs when all are ready, aborts them all when
+    /// one ends before, until every job has ended, the timeout passed or a stop signal came;
+    /// then stops what still runs.
+    fn supervise(&self, jobs: &mut JobSet, shared: &SharedJobs) -> Watch {
+        let (env, req, n_jobs) = (self.env, self.req, self.w.jobs.len());
+        let grace = env.opts.kill_grace;
+        let mut watch = Watch {
+            t0: Instant::now(),
+            timeout: env.opts.run_timeout(env.backend.run_seconds(env.plan.protocol.timeout_seconds)),
+            release_mono: None,
+            early_failure: None,
+            timed_out: false,
+            interrupted: false,
+            stopped: Vec::new(),
+        };
+        loop {
+            for (i, phase, detail, log_it) in jobs.poll() {
+                env.progress.job(&req.run_id, i, phase.as_str(), &detail, log_it);
+            }
+            publish(shared, jobs);
+            if signals::interrupted() {
+                watch.interrupted = true;
+                break;
+            }
+            if watch.t0.elapsed() > watch.timeout {
+                watch.timed_out = true;
+                break;
+            }
+            if watch.release_mono.is_none() {
+                if let Some(i) = jobs.dead_before_ready() {
+                    let j = &jobs.jobs[i];
+                    let why = j.failure().unwrap_or_else(|| "exited".into());
+                    let text = format!("job {i} ({}) ended before it was ready: {why}", self.w.jobs[i].model);
+                    watch.early_failure = Some(with_stderr(text, j));
+                    jobs.abort();
+                    for (k, phase, detail, log_it) in jobs.wait_all(grace) {
+                        env.progress.job(&req.run_id, k, phase.as_str(), &detail, log_it);
+                    }
+                    break;
+                }
+                if jobs.all_ready() {
+                    watch.release_mono = Some(jobs.release());
+                    env.progress.log(&format!("{}: released {n_jobs} job{}", req.run_id, plural(n_jobs)));
+                }
+            } else if jobs.all_exited() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        watch.stopped = if jobs.all_exited() { Vec::new() } else { jobs.stop(grace) };
+        publish(shared, jobs);
+        watch
+    }
+
+    /// The run's status and reason: interrupted, timed out, a job that failed, a teardown
+    /// that failed, or ok.
+    fn status(&self, jobs: &JobSet, end: &End) -> (RunStatus, Option<String>) {
+        let (w, watch, teardown_error) = (self.w, &end.watch, end.teardown_error.as_deref());
+        let (status, mut reason) = if watch.interrupted {
+            (RunStatus::Failed, Some(format!("interrupted{} after {:.1} s", end.signal_text, end.elapsed)))
+        } else if watch.timed_out {
+            let list: Vec<String> = watch.stopped.iter().map(|i| i.to_string()).collect();
+            (
+                RunStatus::Failed,
+                Some(format!(
+                    "timeout after {:.1} s: job{} {} still running and stopped",
+                    watch.timeout.as_secs_f64(),
+                    plural(list.len()),
+                    list.join(", ")
+                )),
+            )
+        } else if let Some(f) = &watch.early_failure {
+            (RunStatus::Failed, Some(f.clone()))
+        } else {
+            let failing =
+                jobs.jobs.iter().enumerate().find_map(|(i, j)| {
+                    j.failure().map(|f| with_stderr(format!("job {i} ({}): {f}", w.jobs[i].model), j))
+                });
+            match failing {
+                Some(f) => (RunStatus::Failed, Some(f)),
+                None => (RunStatus::Ok, None),
+            }
+        };
+        if let Some(t) = teardown_error {
+            let text = format!("tearing down {} failed: {t}", w.mode);
+            reason = Some(match reason {
+                Some(r) => format!("{r}; {text}"),
+                None => text,
+            });
+        }
+        let status = if teardown_error.is_some() { RunStatus::Failed } else { status };
+        (status, reason)
+    }
+
+    /// Writes `meta.json` and each job's stderr tail into the trace directory.
+    fn record(
+        &self,
+        jobs: &JobSet,
+        end: &End,
+        applied: &Applied,
+        guard: &ModeGuard,
+        status: RunStatus,
+        reason: Option<String>,
+    ) -> Result<()> {
+        let (env, dirs, report) = (self.env, &self.dirs, &end.report);
+        let inherited: Vec<(String, String)> = std::env::vars().filter(|(k, _)| provenance::matters(k)).collect();
+        let mut meta = env.meta(self.req, status, reason, self.started);
+        meta.mps = applied.mps.clone();
+        meta.mig = applied.mig.clone().map(|mut m| {
+            m.torn_down = guard.mig_torn_down();
+            m
+        });
+        meta.release_mono = end.watch.release_mono;
+        meta.telemetry = TelemetryInfo {
+            rate_hz: report.rate_hz,
+            samples: report.samples,
+            source: report.source.clone(),
+            unavailable: report.unavailable.clone(),
+            sampler_cpu_seconds: Some(report.cpu_seconds),
+        };
+        meta.jobs = jobs
             .jobs
             .iter()
             .enumerate()
-            .find_map(|(i, j)| j.failure().map(|f| with_stderr(format!("job {i} ({}): {f}", w.jobs[i].model), j)));
-        match failing {
-            Some(f) => (RunStatus::Failed, Some(f)),
-            None => (RunStatus::Ok, None),
-        }
-    };
-    if let Some(t) = &teardown_error {
-        let text = format!("tearing down {} failed: {t}", w.mode);
-        reason = Some(match reason {
-            Some(r) => format!("{r}; {text}"),
-            None => text,
-        });
-    }
-    let status = if teardown_error.is_some() { RunStatus::Failed } else { status };
-
-    // The trace.
-    let inherited: Vec<(String, String)> = std::env::vars().filter(|(k, _)| provenance::matters(k)).collect();
-    let mut meta = env.meta(req, status, reason.clone(), started);
-    meta.mps = applied.mps.clone();
-    meta.mig = applied.mig.clone().map(|mut m| {
-        m.torn_down = guard.mig_torn_down();
-        m
-    });
-    meta.release_mono = release_mono;
-    meta.telemetry = TelemetryInfo {
-        rate_hz: report.rate_hz,
-        samples: report.samples,
-        source: report.source.clone(),
-        unavailable: report.unavailable.clone(),
-        sampler_cpu_seconds: Some(report.cpu_seconds),
-    };
-    meta.jobs = jobs
-        .jobs
-        .iter()
-        .enumerate()
-        .map(|(i, j)| {
-            let mut envm: BTreeMap<String, String> = inherited.iter().cloned().collect();
-            for (k, v) in &j.env {
-                if provenance::matters(k) {
-                    envm.insert(k.clone(), v.clone());
+            .map(|(i, j)| {
+                let mut envm: BTreeMap<String, String> = inherited.iter().cloned().collect();
+                for (k, v) in &j.env {
+                    if provenance::matters(k) {
+                        envm.insert(k.clone(), v.clone());
+                    }
                 }
+                let envm = envm.into_iter().map(|(k, v)| (k, dirs.portable(&v))).collect();
+                JobRecord {
+                    index: i as u32,
+                    command: j.argv.iter().map(|a| dirs.portable(a)).collect(),
+                    env: envm,
+                    pid: j.pid,
+                    exit_code: j.status.and_then(|s| s.code()),
+                    signal: j.status.and_then(|s| s.signal()),
+                    device: Some(applied.jobs[i].device.clone()),
+                    versions: j.versions.clone(),
+                    started_wall: j.started_wall,
+                    ended_wall: j.ended_wall,
+                    failure: end.stopped_why(i).or_else(|| j.failure()),
+                }
+            })
+            .collect();
+        for (i, j) in jobs.jobs.iter().enumerate() {
+            self.dir.write(&layout::job_stderr(i), &j.output.bytes())?;
+            for (line, e) in &j.tail.bad_lines {
+                env.progress
+                    .log(&format!("{}: job {i}: line {line} of its event log is not an event: {e}", self.req.run_id));
             }
-            let envm = envm.into_iter().map(|(k, v)| (k, dirs.portable(&v))).collect();
-            JobRecord {
-                index: i as u32,
-                command: j.argv.iter().map(|a| dirs.portable(a)).collect(),
-                env: envm,
-                pid: j.pid,
-                exit_code: j.status.and_then(|s| s.code()),
-                signal: j.status.and_then(|s| s.signal()),
-                device: Some(applied.jobs[i].device.clone()),
-                versions: j.versions.clone(),
-                started_wall: j.started_wall,
-                ended_wall: j.ended_wall,
-                failure: stopped_why(i).or_else(|| j.failure()),
-            }
-        })
-        .collect();
-    for (i, j) in jobs.jobs.iter().enumerate() {
-        dir.write(&layout::job_stderr(i), &j.output.bytes())?;
-        for (line, e) in &j.tail.bad_lines {
-            env.progress.log(&format!("{}: job {i}: line {line} of its event log is not an event: {e}", req.run_id));
         }
+        self.dir.write_json(layout::META, &meta)
     }
-    dir.write_json(layout::META, &meta)?;
-    drop(jobs);
 
-    if report.samples > 0 && report.wall_seconds > 0.0 && !env.gpu.is_simulated() {
-        env.progress.log(&format!(
-            "{}: telemetry: {} samples at {} Hz, sampler CPU {:.2} s ({:.2}% of one core)",
-            req.run_id,
-            report.samples,
-            report.rate_hz,
-            report.cpu_seconds,
-            100.0 * report.cpu_seconds / report.wall_seconds
-        ));
+    /// Puts the trace into the manifest (an interrupted run's stays in its temporary
+    /// directory) and reports the run.
+    fn finish(self, end: End, status: RunStatus, reason: Option<String>) -> Result<Outcome> {
+        let (env, req, report) = (self.env, self.req, &end.report);
+        if report.samples > 0 && report.wall_seconds > 0.0 && !env.backend.simulated() {
+            env.progress.log(&format!(
+                "{}: telemetry: {} samples at {} Hz, sampler CPU {:.2} s ({:.2}% of one core)",
+                req.run_id,
+                report.samples,
+                report.rate_hz,
+                report.cpu_seconds,
+                100.0 * report.cpu_seconds / report.wall_seconds
+            ));
+        }
+        if end.watch.interrupted {
+            let tmp = self.dir.path.clone();
+            env.progress.log(&format!("{}: interrupted; its partial trace stays in {}", req.run_id, tmp.display()));
+            return Ok(Outcome::Interrupted { tmp, teardown_error: end.teardown_error });
+        }
+        self.dir.finalize()?;
+        let what = match &reason {
+            Some(r) => format!("{}: {r} ({:.1} s)", status.as_str(), end.elapsed),
+            None => format!("{} ({:.1} s)", status.as_str(), end.elapsed),
+        };
+        env.progress.run_finished(req.n, req.total, &req.run_id, &what, self.w.estimated_seconds);
+        Ok(Outcome::Finished { status, reason, fatal: end.teardown_error, sampler_cpu_seconds: report.cpu_seconds })
     }
-    if interrupted {
-        let tmp = dir.path.clone();
-        env.progress.log(&format!("{}: interrupted; its partial trace stays in {}", req.run_id, tmp.display()));
-        return Ok(Outcome::Interrupted { tmp, teardown_error });
-    }
-    let path = dir.finalize()?;
-    let what = match &reason {
-        Some(r) => format!("{}: {r} ({elapsed:.1} s)", status.as_str()),
-        None => format!("{} ({elapsed:.1} s)", status.as_str()),
-    };
-    env.progress.run_finished(req.n, req.total, &req.run_id, &what, w.estimated_seconds);
-    Ok(Outcome::Finished { status, reason, dir: path, fatal: teardown_error, sampler_cpu_seconds: report.cpu_seconds })
 }
 
 /// A failure with the last lines of the job's stderr.
@@ -473,5 +556,13 @@ fn with_stderr(text: String, j: &crate::jobs::Job) -> String {
         text
     } else {
         format!("{text}; stderr: {tail}")
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
     }
 }

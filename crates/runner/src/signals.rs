@@ -38,8 +38,3 @@ pub fn signal() -> Option<i32> {
         s => Some(s),
     }
 }
-
-/// Sets the flag as if a signal had arrived (tests, and fatal errors that must stop jobs).
-pub fn request_stop() {
-    INTERRUPTED.store(true, Ordering::SeqCst);
-}

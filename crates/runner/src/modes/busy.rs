@@ -3,10 +3,11 @@
 //! `/proc`; ours are those whose `CUDA_MPS_PIPE_DIRECTORY` is the campaign's).
 
 use anyhow::Result;
+use colloc_plan::perf::GIB;
 use std::fs;
 use std::path::Path;
 
-use crate::gpu::Gpu;
+use crate::backend::Backend;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct MpsProcess {
@@ -64,7 +65,7 @@ fn is_zombie(proc_dir: &Path) -> bool {
 }
 
 /// Why the GPU counts as busy (empty: free). `check_mps`: look for foreign MPS daemons.
-pub fn reasons(gpu: &Gpu, our_pipe: &Path, check_mps: bool) -> Result<Vec<String>> {
+pub fn reasons(gpu: &dyn Backend, our_pipe: &Path, check_mps: bool) -> Result<Vec<String>> {
     let mut why = Vec::new();
     if check_mps {
         let ours = our_pipe.to_string_lossy();
@@ -88,7 +89,7 @@ pub fn reasons(gpu: &Gpu, our_pipe: &Path, check_mps: bool) -> Result<Vec<String
         }
         let name =
             fs::read_to_string(format!("/proc/{}/comm", p.pid)).map(|s| s.trim().to_string()).unwrap_or_default();
-        let mem = p.used_bytes.map(|b| format!(", {:.1} GiB", b as f64 / crate::gpu::GIB)).unwrap_or_default();
+        let mem = p.used_bytes.map(|b| format!(", {:.1} GiB", b as f64 / GIB)).unwrap_or_default();
         why.push(format!(
             "compute process {} ({}{mem}) on GPU {}",
             p.pid,
@@ -102,7 +103,7 @@ pub fn reasons(gpu: &Gpu, our_pipe: &Path, check_mps: bool) -> Result<Vec<String
 /// As [`reasons`], but a GPU counts as busy only when it still is after `patience` (what a
 /// previous run of ours left, such as an MPS server on its way out, needs a moment to go).
 pub fn reasons_after(
-    gpu: &Gpu,
+    gpu: &dyn Backend,
     our_pipe: &Path,
     check_mps: bool,
     patience: std::time::Duration,

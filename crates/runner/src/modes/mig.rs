@@ -11,7 +11,7 @@ use colloc_trace::meta::MigInstance;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use super::ModeContext;
+use super::context::ModeContext;
 use crate::command::{Cmd, Output};
 use crate::leftovers::{Leftovers, MigLeftover};
 use crate::options::Tools;

@@ -7,38 +7,15 @@
 //! * `mig`: [`mig::Instances`], one GPU instance (with its compute instance) per job.
 
 pub mod busy;
+mod context;
 pub mod mig;
 pub mod mps;
+
+pub use context::{ModeContext, MpsDirs};
 
 use anyhow::Result;
 use colloc_plan::{Mode, PlannedWorkload};
 use colloc_trace::meta::{MigInfo, MpsInfo};
-use std::path::PathBuf;
-use std::sync::Arc;
-
-use crate::leftovers::Leftovers;
-use crate::options::Tools;
-use crate::progress::Progress;
-
-/// Where and how mode commands run.
-pub struct ModeContext<'a> {
-    pub gpu_index: u32,
-    pub gpu_uuid: &'a str,
-    pub tools: &'a Tools,
-    /// `false`: simulated: no command runs, ids and UUIDs are made up.
-    pub exec: bool,
-    pub mps_dirs: &'a MpsDirs,
-    pub leftovers: &'a Arc<Leftovers>,
-    pub progress: &'a Progress,
-}
-
-/// The campaign's private MPS directories.
-#[derive(Debug, Clone)]
-pub struct MpsDirs {
-    /// Short path under the temporary directory (the daemon's sockets live there).
-    pub pipe: PathBuf,
-    pub log: PathBuf,
-}
 
 /// What a job gets from the mode: its device and environment.
 #[derive(Debug, Clone, PartialEq)]

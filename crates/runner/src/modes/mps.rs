@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::ModeContext;
+use super::context::ModeContext;
 use crate::command::{Cmd, Output};
 use crate::leftovers::Leftovers;
 use crate::options::Tools;

@@ -9,7 +9,6 @@
 
 pub mod nvml;
 pub mod procfs;
-pub mod sim;
 
 use anyhow::{Context, Result};
 use colloc_trace::telemetry::{GPU_COLUMNS, PROCESS_COLUMNS};
@@ -40,7 +39,6 @@ pub type SharedJobs = Arc<Mutex<Vec<JobState>>>;
 pub enum Num {
     F(f64),
     U(u64),
-    I(i64),
 }
 
 impl Num {
@@ -54,7 +52,6 @@ impl Num {
             }
             Num::F(_) => Ok(()),
             Num::U(v) => write!(out, "{v}"),
-            Num::I(v) => write!(out, "{v}"),
         };
     }
 }
@@ -75,10 +72,6 @@ impl GpuRow {
     pub fn set(&mut self, column: &str, v: Num) {
         let i = GPU_COLUMNS.iter().position(|c| *c == column).unwrap_or_else(|| panic!("unknown column {column}"));
         self.values[i] = Some(v);
-    }
-
-    pub fn get(&self, column: &str) -> Option<Num> {
-        GPU_COLUMNS.iter().position(|c| *c == column).and_then(|i| self.values[i])
     }
 }
 
@@ -178,6 +171,101 @@ fn close_gz(gz: Gz, path: &Path) -> Result<()> {
     f.sync_all().with_context(|| format!("cannot sync {}", path.display()))
 }
 
+/// The two telemetry files being written.
+struct Files {
+    tel: Gz,
+    procs: Gz,
+    /// One row's text, reused.
+    line: String,
+}
+
+impl Files {
+    /// Rows of `telemetry.csv.gz` sampled at `mono`, `wall`.
+    fn gpu_rows(&mut self, mono: f64, wall: f64, rows: Vec<GpuRow>, gaps: &mut Gaps) -> Result<()> {
+        let line = &mut self.line;
+        for row in rows {
+            gaps.count_row(if row.instance < 0 { "gpu" } else { "instance" });
+            line.clear();
+            line.push_str(&format!("{mono:.6},{wall:.6},{}", row.instance));
+            for v in &row.values[3..] {
+                line.push(',');
+                if let Some(v) = v {
+                    v.render(line);
+                }
+            }
+            line.push('\n');
+            self.tel.write_all(line.as_bytes()).context("cannot write telemetry.csv.gz")?;
+        }
+        Ok(())
+    }
+
+    /// Rows of `processes.csv.gz` sampled at `mono`, `wall`.
+    fn process_rows(&mut self, mono: f64, wall: f64, rows: Vec<Option<ProcRow>>, gaps: &mut Gaps) -> Result<()> {
+        let line = &mut self.line;
+        for r in rows.into_iter().flatten() {
+            gaps.count_row("process");
+            if r.gpu_mem_bytes.is_none() {
+                gaps.miss_process("gpu_mem_bytes", || "the driver did not report per-process memory".into());
+            }
+            line.clear();
+            line.push_str(&format!("{mono:.6},{wall:.6},{},{},", r.job, r.pids));
+            if let Some(c) = r.cpu_pct {
+                Num::F(c).render(line);
+            }
+            line.push(',');
+            if let Some(b) = r.rss_bytes {
+                Num::U(b).render(line);
+            }
+            line.push(',');
+            if let Some(b) = r.gpu_mem_bytes {
+                Num::U(b).render(line);
+            }
+            line.push('\n');
+            self.procs.write_all(line.as_bytes()).context("cannot write processes.csv.gz")?;
+        }
+        Ok(())
+    }
+}
+
+/// Each job's process row: the source's own (simulated) or from `/proc` with the GPU memory
+/// of the tree's processes (`None` in a row when the driver does not say for one of them).
+fn process_rows(
+    source: &mut dyn GpuSource,
+    snapshot: &[JobState],
+    gaps: &mut Gaps,
+    meter: &mut procfs::CpuMeter,
+) -> Vec<Option<ProcRow>> {
+    if let Some(rows) = source.simulated_processes(snapshot) {
+        return rows;
+    }
+    let mem = source.process_memory(gaps);
+    let roots: Vec<Option<u32>> = snapshot.iter().map(|j| j.pid).collect();
+    meter
+        .sample(&roots)
+        .into_iter()
+        .enumerate()
+        .map(|(i, u)| {
+            u.map(|u| ProcRow {
+                job: i as u32,
+                pids: u.pids.len() as u32,
+                cpu_pct: u.cpu_pct,
+                rss_bytes: Some(u.rss_bytes),
+                gpu_mem_bytes: mem.as_ref().and_then(|m| {
+                    let mut sum = 0u64;
+                    for pid in &u.pids {
+                        match m.get(pid) {
+                            Some(Some(b)) => sum += b,
+                            Some(None) => return None,
+                            None => {}
+                        }
+                    }
+                    Some(sum)
+                }),
+            })
+        })
+        .collect()
+}
+
 /// The running sampler thread. Dropping it stops the thread.
 pub struct Sampler {
     stop: Arc<AtomicBool>,
@@ -198,8 +286,11 @@ impl Sampler {
     pub fn start(dir: &Path, rate_hz: f64, source: Box<dyn GpuSource>, jobs: SharedJobs) -> Result<Sampler> {
         let tpath = dir.join(colloc_trace::layout::TELEMETRY);
         let ppath = dir.join(colloc_trace::layout::PROCESSES);
-        let mut tel = open_gz(&tpath, GPU_COLUMNS)?;
-        let mut procs = open_gz(&ppath, PROCESS_COLUMNS)?;
+        let mut files = Files {
+            tel: open_gz(&tpath, GPU_COLUMNS)?,
+            procs: open_gz(&ppath, PROCESS_COLUMNS)?,
+            line: String::with_capacity(256),
+        };
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let handle = std::thread::Builder::new()
@@ -214,78 +305,14 @@ impl Sampler {
                 let enabled = rate_hz > 0.0 && rate_hz.is_finite();
                 let period = Duration::from_secs_f64(if enabled { 1.0 / rate_hz } else { 1.0 });
                 let mut next = Instant::now();
-                let mut line = String::with_capacity(256);
                 while enabled && !flag.load(Ordering::SeqCst) {
                     let snapshot = jobs.lock().unwrap_or_else(|p| p.into_inner()).clone();
                     let mono = colloc_trace::monotonic_seconds();
                     let wall = colloc_trace::wall_seconds();
-                    for row in source.sample(&snapshot, &mut gaps) {
-                        gaps.count_row(if row.instance < 0 { "gpu" } else { "instance" });
-                        line.clear();
-                        line.push_str(&format!("{mono:.6},{wall:.6},{}", row.instance));
-                        for v in &row.values[3..] {
-                            line.push(',');
-                            if let Some(v) = v {
-                                v.render(&mut line);
-                            }
-                        }
-                        line.push('\n');
-                        tel.write_all(line.as_bytes()).context("cannot write telemetry.csv.gz")?;
-                    }
-                    let rows = match source.simulated_processes(&snapshot) {
-                        Some(rows) => rows,
-                        None => {
-                            let mem = source.process_memory(&mut gaps);
-                            let roots: Vec<Option<u32>> = snapshot.iter().map(|j| j.pid).collect();
-                            meter
-                                .sample(&roots)
-                                .into_iter()
-                                .enumerate()
-                                .map(|(i, u)| {
-                                    u.map(|u| ProcRow {
-                                        job: i as u32,
-                                        pids: u.pids.len() as u32,
-                                        cpu_pct: u.cpu_pct,
-                                        rss_bytes: Some(u.rss_bytes),
-                                        gpu_mem_bytes: mem.as_ref().and_then(|m| {
-                                            let mut sum = 0u64;
-                                            for pid in &u.pids {
-                                                match m.get(pid) {
-                                                    Some(Some(b)) => sum += b,
-                                                    Some(None) => return None,
-                                                    None => {}
-                                                }
-                                            }
-                                            Some(sum)
-                                        }),
-                                    })
-                                })
-                                .collect()
-                        }
-                    };
-                    for r in rows.into_iter().flatten() {
-                        gaps.count_row("process");
-                        if r.gpu_mem_bytes.is_none() {
-                            gaps.miss_process("gpu_mem_bytes", || {
-                                "the driver did not report per-process memory".into()
-                            });
-                        }
-                        line.clear();
-                        line.push_str(&format!("{mono:.6},{wall:.6},{},{},", r.job, r.pids));
-                        if let Some(c) = r.cpu_pct {
-                            Num::F(c).render(&mut line);
-                        }
-                        line.push(',');
-                        if let Some(b) = r.rss_bytes {
-                            Num::U(b).render(&mut line);
-                        }
-                        line.push(',');
-                        if let Some(b) = r.gpu_mem_bytes {
-                            Num::U(b).render(&mut line);
-                        }
-                        line.push('\n');
-                        procs.write_all(line.as_bytes()).context("cannot write processes.csv.gz")?;
-                    }
+                    let rows = source.sample(&snapshot, &mut gaps);
+                    files.gpu_rows(mono, wall, rows, &mut gaps)?;
+                    let rows = process_rows(source.as_mut(), &snapshot, &mut gaps, &mut meter);
+                    files.process_rows(mono, wall, rows, &mut gaps)?;
                     samples += 1;
                     next += period;
                     let now = Instant::now();
@@ -300,8 +327,8 @@ impl Sampler {
                         std::thread::sleep(left.min(Duration::from_millis(50)));
                     }
                 }
-                close_gz(tel, &tpath)?;
-                close_gz(procs, &ppath)?;
+                close_gz(files.tel, &tpath)?;
+                close_gz(files.procs, &ppath)?;
                 Ok(Report {
                     rate_hz: if enabled { rate_hz } else { 0.0 },
                     samples,

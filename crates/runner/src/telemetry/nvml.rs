@@ -4,7 +4,9 @@
 //! MIG mode, per GPU instance.
 
 use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor};
+use nvml_wrapper::enums::device::UsedGpuMemory;
 use nvml_wrapper::enums::gpm::GpmMetricId;
+use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::gpm::{gpm_metrics_get, GpmSample};
 use nvml_wrapper::{Device, Nvml};
 use std::collections::HashMap;
@@ -174,7 +176,7 @@ impl GpuSource for NvmlSource {
     }
 
     fn process_memory(&mut self, gaps: &mut Gaps) -> Option<HashMap<u32, Option<u64>>> {
-        let mut map = match crate::gpu::process_memory(&self.dev) {
+        let mut map = match process_memory(&self.dev) {
             Ok(m) => m,
             Err(e) => {
                 gaps.miss_process("gpu_mem_bytes", || format!("NVML process list: {e}"));
@@ -183,11 +185,34 @@ impl GpuSource for NvmlSource {
         };
         for m in &self.mig {
             if let Ok(md) = &m.dev {
-                if let Ok(x) = crate::gpu::process_memory(md) {
+                if let Ok(x) = process_memory(md) {
                     map.extend(x);
                 }
             }
         }
         Some(map)
     }
+}
+
+/// pid → used GPU memory (`None` where the driver does not say) of the compute and MPS
+/// client processes on a device.
+pub(crate) fn process_memory(dev: &Device<'static>) -> Result<HashMap<u32, Option<u64>>, NvmlError> {
+    let mut map = HashMap::new();
+    let mut add = |list: Vec<nvml_wrapper::struct_wrappers::device::ProcessInfo>| {
+        for p in list {
+            let used = match p.used_gpu_memory {
+                UsedGpuMemory::Used(b) => Some(b),
+                UsedGpuMemory::Unavailable => None,
+            };
+            let e = map.entry(p.pid).or_insert(None);
+            if used.is_some() {
+                *e = used;
+            }
+        }
+    };
+    add(dev.running_compute_processes()?);
+    if let Ok(mps) = dev.mps_running_compute_processes() {
+        add(mps);
+    }
+    Ok(map)
 }

@@ -2,8 +2,7 @@
 #![allow(dead_code)]
 
 use colloc_plan::{
-    GpuTarget, JobData, Mode, MpsLimits, Plan, PlannedJob, PlannedWorkload, ProtocolKind, ProtocolPlan, Totals,
-    Training,
+    JobData, Mode, MpsLimits, Plan, PlannedJob, PlannedWorkload, ProtocolKind, ProtocolPlan, Totals, Training,
 };
 use colloc_runner::{ProgressMode, RunOptions, SimOptions};
 use colloc_trace::events::{Event, EventBody};
@@ -11,6 +10,7 @@ use colloc_trace::jobfile::DataSource;
 use colloc_trace::meta::RunMeta;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 pub fn runner_bin() -> PathBuf {
@@ -45,10 +45,23 @@ pub fn job(model: &str) -> PlannedJob {
     }
 }
 
+/// The shipped campaign's plan (the H200 with its GPU table's speeds and MIG slices).
+fn h200_plan() -> &'static Plan {
+    static PLAN: OnceLock<Plan> = OnceLock::new();
+    PLAN.get_or_init(|| colloc_plan::plan_campaign(&project_root(), "h200-quick", None).expect("h200-quick plans"))
+}
+
+/// A job in a MIG slice of the H200, as the planner gives it.
 pub fn mig_job(model: &str, profile: &str) -> PlannedJob {
     let mut j = job(model);
     j.mig_profile = Some(profile.into());
     j.mig_class = profile.split('.').next().map(str::to_string);
+    j.mig_slice = h200_plan()
+        .workloads
+        .iter()
+        .flat_map(|w| &w.jobs)
+        .find_map(|j| j.mig_slice.clone().filter(|s| s.profile == profile));
+    assert!(j.mig_slice.is_some(), "the H200 plan has no {profile} slice");
     j
 }
 
@@ -84,16 +97,7 @@ pub fn plan(workloads: Vec<PlannedWorkload>) -> Plan {
     Plan {
         plan_version: 1,
         campaign: Some("test".into()),
-        gpu: GpuTarget {
-            key: "h200-141gb".into(),
-            name: "NVIDIA H200".into(),
-            sms: 132,
-            memory_gib: 140.0,
-            compute_slices: 7,
-            memory_slices: 8,
-            power_limit_watts: 700.0,
-            images_per_second: Default::default(),
-        },
+        gpu: h200_plan().gpu.clone(),
         protocol: ProtocolPlan {
             name: "quick".into(),
             kind: ProtocolKind::Quick { warmup_steps: 10, window_seconds: 20.0, sample_every: 10 },

@@ -1,18 +1,18 @@
 //! Simulated GPU and process samples for `--simulate`: plausible values derived from the
-//! simulated workload ([`crate::sim_model`]) and the jobs' phases, with seeded noise. The
+//! modelled workload ([`colloc_plan::perf`]) and the jobs' phases, with seeded noise. The
 //! energy counter advances in simulated seconds (real seconds / time scale), like the
 //! durations in the simulated jobs' events.
 
+use colloc_plan::perf::{WorkloadModel, GIB};
 use colloc_plan::GpuTarget;
 use std::collections::HashMap;
 
-use super::{Gaps, GpuRow, GpuSource, JobState, Num, ProcRow};
-use crate::gpu::GIB;
+use super::model::{power_limit_watts, Rng};
 use crate::jobs::Phase;
-use crate::sim_model::{mig_profile_size, tdp_watts, Rng, WorkloadSim};
+use crate::telemetry::{Gaps, GpuRow, GpuSource, JobState, Num, ProcRow};
 
 pub struct SimSource {
-    model: WorkloadSim,
+    model: WorkloadModel,
     tdp: f64,
     clocks: (f64, f64),
     rng: Rng,
@@ -25,14 +25,15 @@ pub struct SimSource {
 }
 
 impl SimSource {
-    /// `mig_devices[job]` = GPU-instance id and `mig_profiles[job]` its profile, in MIG mode.
+    /// `mig_devices[job]` = GPU-instance id and `mig_memory[job]` its slice's memory in bytes,
+    /// in MIG mode.
     pub fn new(
         gpu: &GpuTarget,
-        model: WorkloadSim,
+        model: WorkloadModel,
         seed: u64,
         time_scale: f64,
         mig_devices: &[(u32, String)],
-        mig_profiles: &[Option<String>],
+        mig_memory: &[Option<u64>],
     ) -> SimSource {
         let k = gpu.key.to_ascii_lowercase();
         let clocks = if k.contains("h200") {
@@ -47,15 +48,12 @@ impl SimSource {
         let mut rng = Rng::new(seed);
         let mig = mig_devices
             .iter()
-            .zip(mig_profiles.iter().chain(std::iter::repeat(&None)))
-            .map(|((gi, _), p)| {
-                let bytes = p.as_deref().and_then(mig_profile_size).map(|(_, b)| b as u64).unwrap_or(0);
-                Some((*gi, bytes))
-            })
+            .zip(mig_memory.iter().chain(std::iter::repeat(&None)))
+            .map(|((gi, _), bytes)| Some((*gi, bytes.unwrap_or(0))))
             .collect();
         SimSource {
             model,
-            tdp: tdp_watts(gpu),
+            tdp: power_limit_watts(gpu),
             clocks,
             energy_j: rng.range(1.0e6, 5.0e7),
             rng,

@@ -1,0 +1,135 @@
+//! The command line of a campaign run, declared once: `colloc-runner run` and
+//! `cargo xtask run` flatten [`RunArgs`] into theirs, beside their own way of naming the
+//! plan and the campaign directory.
+
+use anyhow::{bail, Context, Result};
+use clap::ValueEnum;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::options::{ProgressMode, RunOptions};
+use crate::sim::SimOptions;
+
+/// MIG mode of the simulated GPU.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum SimMig {
+    /// As each workload needs it (MIG runs on a MIG-enabled GPU, the others on one without).
+    Auto,
+    /// On for every workload.
+    On,
+    /// Off for every workload.
+    Off,
+}
+
+/// How to run a campaign's plan.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RunArgs {
+    /// NVML / nvidia-smi index of the GPU.
+    #[arg(long, default_value_t = 0)]
+    pub gpu: u32,
+    /// Only these workload ids or run ids (`<workload>.r<N>`); a trailing * matches a prefix.
+    #[arg(long, num_args = 1..)]
+    pub only: Vec<String>,
+    /// Run the selected runs again, as new attempts beside the existing ones.
+    #[arg(long)]
+    pub force: bool,
+    /// Run although other processes or a foreign MPS daemon use the GPU.
+    #[arg(long)]
+    pub allow_busy_gpu: bool,
+    /// Telemetry samples per second (0: off).
+    #[arg(long, default_value_t = 10.0)]
+    pub telemetry_hz: f64,
+    /// Multiplies the protocol's per-run timeout.
+    #[arg(long, default_value_t = 1.0)]
+    pub timeout_scale: f64,
+    /// Seconds between SIGTERM and SIGKILL when jobs are stopped.
+    #[arg(long, default_value_t = 10.0)]
+    pub kill_grace: f64,
+    /// Simulated GPU, telemetry and jobs (no GPU or Python needed); traces say so.
+    #[arg(long)]
+    pub simulate: bool,
+    /// With --simulate: real seconds per simulated second.
+    #[arg(long, default_value_t = 0.01, requires = "simulate")]
+    pub time_scale: f64,
+    /// With --simulate: MIG mode of the simulated GPU.
+    #[arg(long, value_enum, default_value = "auto", requires = "simulate")]
+    sim_mig: SimMig,
+    /// With --simulate: run the MPS and MIG commands found on the PATH instead of pretending.
+    #[arg(long, requires = "simulate", hide = true)]
+    pub sim_exec_mode_commands: bool,
+    /// With --simulate: seed of the simulated values.
+    #[arg(long, default_value_t = 42, requires = "simulate")]
+    pub seed: u64,
+    /// Seconds between attempts to destroy a MIG instance the driver says is in use.
+    #[arg(long, default_value_t = 2.0, hide = true)]
+    pub busy_retry_delay: f64,
+    /// The training job's command (default: python3 workloads/train.py); `--job-file PATH`
+    /// is appended.
+    #[arg(long)]
+    pub workload_cmd: Option<String>,
+    /// Extra environment variables for the jobs.
+    #[arg(long, value_name = "KEY=VALUE", num_args = 1..)]
+    pub job_env: Vec<String>,
+    /// Git commit of the sources, for hosts without the git checkout.
+    #[arg(long)]
+    pub source_commit: Option<String>,
+    /// Whether the sources had uncommitted changes (with --source-commit).
+    #[arg(long, requires = "source_commit")]
+    pub source_dirty: Option<bool>,
+    /// How progress is shown on stderr.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub progress: ProgressMode,
+}
+
+impl RunArgs {
+    /// The options of a campaign run into `out`. `training_job`: the training job's command
+    /// where it is not [`RunOptions::new`]'s; `simulated_job`: how this program starts the
+    /// simulated job (asked only with `--simulate`). `--workload-cmd` overrides both.
+    pub fn options(
+        &self,
+        out: impl Into<PathBuf>,
+        training_job: Option<Vec<String>>,
+        simulated_job: impl FnOnce() -> Result<Vec<String>>,
+    ) -> Result<RunOptions> {
+        let mut o = RunOptions::new(out);
+        o.gpu_index = self.gpu;
+        o.only = self.only.clone();
+        o.force = self.force;
+        o.allow_busy_gpu = self.allow_busy_gpu;
+        o.telemetry_hz = self.telemetry_hz;
+        o.timeout_scale = self.timeout_scale;
+        o.kill_grace =
+            Duration::try_from_secs_f64(self.kill_grace).context("--kill-grace must be a non-negative number")?;
+        o.tools.busy_retry_delay = Duration::try_from_secs_f64(self.busy_retry_delay)
+            .context("--busy-retry-delay must be a non-negative number")?;
+        if let Some(cmd) = training_job {
+            o.job_command = cmd;
+        }
+        if self.simulate {
+            o.simulate = Some(SimOptions {
+                time_scale: self.time_scale,
+                mig_mode: match self.sim_mig {
+                    SimMig::Auto => None,
+                    SimMig::On => Some(true),
+                    SimMig::Off => Some(false),
+                },
+                exec_mode_commands: self.sim_exec_mode_commands,
+                seed: self.seed,
+            });
+            o.job_command = simulated_job()?;
+        }
+        if let Some(cmd) = &self.workload_cmd {
+            o.job_command = cmd.split_whitespace().map(str::to_string).collect();
+            if o.job_command.is_empty() {
+                bail!("--workload-cmd is empty");
+            }
+        }
+        for kv in &self.job_env {
+            let (k, v) = kv.split_once('=').with_context(|| format!("--job-env {kv}: expected KEY=VALUE"))?;
+            o.job_env.push((k.to_string(), v.to_string()));
+        }
+        o.source_commit = self.source_commit.clone().map(|c| (c, self.source_dirty));
+        o.progress = self.progress;
+        Ok(o)
+    }
+}

@@ -1,0 +1,169 @@
+//! The simulated backend: a GPU that looks like the plan's target GPU (`Simulated <name>` in
+//! its name), its simulated telemetry, and the simulated training job ([`super::job`]),
+//! whose speeds and memory come from the plan's model ([`colloc_plan::perf`]).
+
+use anyhow::{bail, Result};
+use colloc_plan::perf::{model_workload, GIB};
+use colloc_plan::{GpuTarget, Mode, PlannedWorkload};
+use colloc_trace::meta::GpuInfo;
+use std::collections::BTreeMap;
+
+use super::job::{FakeParams, PARAMS_ENV};
+use super::model::{power_limit_watts, Rng};
+use super::telemetry::SimSource;
+use crate::backend::{Backend, GpuProcess};
+use crate::telemetry::GpuSource;
+
+/// The simulated backend's settings (`--simulate`).
+#[derive(Debug, Clone)]
+pub struct SimOptions {
+    /// Wall-clock seconds per simulated second (0.01: a 60 s window takes 0.6 s).
+    pub time_scale: f64,
+    /// MIG mode of the simulated GPU; `None`: as each workload needs it.
+    pub mig_mode: Option<bool>,
+    /// Run the MPS and MIG commands (`nvidia-cuda-mps-control`, `nvidia-smi mig`) for real
+    /// instead of pretending; meant for stand-in programs on the PATH.
+    pub exec_mode_commands: bool,
+    /// Seed of the simulated telemetry and jobs.
+    pub seed: u64,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        SimOptions { time_scale: 0.01, mig_mode: None, exec_mode_commands: false, seed: 42 }
+    }
+}
+
+impl SimOptions {
+    /// An error for settings the simulation cannot use.
+    pub(crate) fn check(&self) -> Result<()> {
+        if !self.time_scale.is_finite() || self.time_scale <= 0.0 {
+            bail!("the simulation time scale must be positive");
+        }
+        Ok(())
+    }
+}
+
+/// The simulated GPU.
+pub struct SimGpu {
+    index: u32,
+    uuid: String,
+    name: String,
+    target: GpuTarget,
+    opts: SimOptions,
+}
+
+impl SimGpu {
+    /// GPU `index`, looking like `target`. With `opts.mig_mode == None`, MIG mode is as each
+    /// workload needs it (as if MIG workloads ran on a second, MIG-enabled GPU, the way the
+    /// paper's authors ran them).
+    pub fn new(index: u32, target: &GpuTarget, opts: &SimOptions) -> SimGpu {
+        SimGpu {
+            index,
+            uuid: format!("GPU-5e5e5e5e-0000-4000-8000-{index:012}"),
+            name: format!("Simulated {}", target.name),
+            target: target.clone(),
+            opts: opts.clone(),
+        }
+    }
+}
+
+impl Backend for SimGpu {
+    fn index(&self) -> u32 {
+        self.index
+    }
+
+    fn uuid(&self) -> &str {
+        &self.uuid
+    }
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn simulated(&self) -> bool {
+        true
+    }
+
+    fn info(&self) -> GpuInfo {
+        let mig = self.opts.mig_mode;
+        GpuInfo {
+            index: self.index,
+            name: self.name.clone(),
+            uuid: self.uuid.clone(),
+            driver_version: None,
+            cuda_version: None,
+            nvml_version: None,
+            architecture: Some("simulated".into()),
+            memory_total_bytes: self.memory_total(),
+            sm_count: Some(self.target.sms),
+            mig_mode_current: mig,
+            mig_mode_pending: mig,
+            compute_mode: None,
+            persistence_mode: None,
+            power_limit_watts: Some(power_limit_watts(&self.target)),
+            clocks_max_mhz: BTreeMap::new(),
+            clocks_applied_mhz: BTreeMap::new(),
+        }
+    }
+
+    fn memory_total(&self) -> Option<u64> {
+        Some((self.target.memory_gib * GIB) as u64)
+    }
+
+    fn mig_enabled_for(&self, mode: Mode) -> Result<bool> {
+        Ok(self.opts.mig_mode.unwrap_or(mode == Mode::Mig))
+    }
+
+    fn compute_processes(&self) -> Result<Vec<GpuProcess>> {
+        Ok(Vec::new())
+    }
+
+    fn executes_mode_commands(&self) -> bool {
+        self.opts.exec_mode_commands
+    }
+
+    fn run_seconds(&self, protocol_seconds: f64) -> f64 {
+        // Simulated durations shrink by the time scale; process start-up does not.
+        protocol_seconds * self.opts.time_scale + 10.0
+    }
+
+    fn telemetry(
+        &self,
+        w: &PlannedWorkload,
+        run_id: &str,
+        mig_devices: &[(u32, String)],
+    ) -> Result<Box<dyn GpuSource>> {
+        Ok(Box::new(SimSource::new(
+            &self.target,
+            model_workload(&self.target, w),
+            Rng::derive(self.opts.seed, run_id).next_u64(),
+            self.opts.time_scale,
+            mig_devices,
+            &w.jobs.iter().map(|j| j.mig_slice.as_ref().map(|s| s.memory_bytes)).collect::<Vec<_>>(),
+        )))
+    }
+
+    /// Each job's simulated behaviour, for the simulated job ([`super::job`]).
+    fn job_env(&self, w: &PlannedWorkload, run_id: &str) -> Vec<Vec<(String, String)>> {
+        let s = &self.opts;
+        let model = model_workload(&self.target, w);
+        model
+            .jobs
+            .iter()
+            .enumerate()
+            .map(|(i, js)| {
+                let params = FakeParams {
+                    time_scale: s.time_scale,
+                    seed: s.seed,
+                    images_per_second: js.images_per_second,
+                    data_wait_fraction: js.data_wait_fraction,
+                    memory_bytes: js.memory_bytes,
+                    oom: js.oom.clone(),
+                    setup_seconds: Rng::derive(s.seed, &format!("{run_id}/{i}/setup")).range(4.0, 12.0),
+                };
+                vec![(PARAMS_ENV.into(), serde_json::to_string(&params).expect("params serialise"))]
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,15 @@
+//! The simulated backend (`--simulate`): every line of the runner that simulates.
+//!
+//! * [`gpu`]: the simulated GPU ([`SimGpu`], a [`crate::backend::Backend`]) and its settings.
+//! * [`model`]: speeds and memory of each job of a workload.
+//! * [`telemetry`]: GPU and process samples derived from the model and the jobs' phases.
+//! * [`job`]: the simulated training job (`colloc-runner fake-job`), which speaks the real
+//!   job protocol.
+
+mod gpu;
+mod job;
+mod model;
+mod telemetry;
+
+pub use gpu::{SimGpu, SimOptions};
+pub use job::main as fake_job;
