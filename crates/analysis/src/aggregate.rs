@@ -1,131 +1,26 @@
 //! Over runs: baselines (each model alone), ratios and slowdowns, statistics per workload
 //! over repetitions, and the modes of each configuration compared.
 //!
-//! Every summarised metric is declared once, in a `measures!` block: its field, its doc
-//! and where each row's value comes from. The block makes the result struct, its frame
-//! column and its statistics.
+//! The statistics structs of the results (`WorkloadStats`, `BaselineStats`, `JobStats`)
+//! declare each metric once, with the rows it comes from; [`measure`] computes any of them
+//! per group of runs.
 
 use anyhow::Result;
 use colloc_plan::{Mode, PlannedWorkload};
 use colloc_trace::meta::RunStatus;
-use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::model::{Baseline, JobRun, ModeComparison, PlannedJobInfo, RunResult, Stats, WorkloadResult};
+use crate::model::{
+    Baseline, BaselineStats, JobRun, JobStats, Measures, Metric, ModeComparison, PlannedJobInfo, RunResult, Source,
+    WorkloadResult, WorkloadStats,
+};
 use crate::stats::{get, stats_by, FrameBuilder};
-
-/// Where a metric's rows come from: one per counted run, or one per job of each counted run.
-pub(crate) enum Source {
-    Run(fn(&RunResult) -> Option<f64>),
-    Job(fn(&JobRun) -> Option<f64>),
-}
-
-/// One metric of a [`Measures`] struct: its frame column, its rows, and its field.
-pub(crate) struct Metric<S> {
-    name: &'static str,
-    source: Source,
-    set: fn(&mut S, Option<Stats>),
-}
-
-/// A struct of statistics (median, min, max over rows) whose every field is a metric.
-pub(crate) trait Measures: Default + Sized + 'static {
-    const METRICS: &'static [Metric<Self>];
-}
-
-/// Declares a struct of `Option<Stats>` fields, one per metric, each with its source:
-/// `field: Run(|r| value of RunResult r)` or `field: Job(|j| value of JobRun j)`.
-macro_rules! measures {
-    ($(#[$m:meta])* pub struct $name:ident {
-        $($(#[$fm:meta])* $field:ident: $src:ident(|$x:ident| $value:expr),)*
-    }) => {
-        $(#[$m])*
-        #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
-        pub struct $name {
-            $($(#[$fm])* pub $field: Option<Stats>,)*
-        }
-        impl Measures for $name {
-            const METRICS: &'static [Metric<Self>] = &[$(Metric {
-                name: stringify!($field),
-                source: Source::$src(|$x| $value),
-                set: |s, v| s.$field = v,
-            },)*];
-        }
-    };
-}
-
-measures! {
-    /// A model alone on the whole GPU, over its counted runs.
-    pub struct BaselineStats {
-        /// Always present: a baseline is a run alone that measured a throughput.
-        throughput: Job(|j| j.throughput),
-        epoch_seconds: Job(|j| j.epoch_seconds),
-        measured_epoch_seconds: Job(|j| j.measured_epoch_seconds),
-        /// Peak device memory of the job (NVML, else PyTorch reserved).
-        memory_bytes: Job(|j| j.gpu_mem_bytes_max.or(j.torch_peak_reserved_bytes)),
-        data_wait_share: Job(|j| j.data_wait_share),
-        cpu_cores: Job(|j| j.cpu_cores),
-        sm_activity_pct: Run(|r| r.utilisation.as_ref().and_then(|u| u.sm_activity_pct)),
-    }
-}
-
-measures! {
-    /// One workload over its counted repetitions.
-    pub struct WorkloadStats {
-        aggregate_throughput: Run(|r| r.aggregate_throughput),
-        aggregate_ratio: Run(|r| r.aggregate_ratio),
-        energy_per_image_j: Run(|r| r.energy_per_image_j),
-        /// Over all jobs and repetitions.
-        per_job_epoch_seconds: Job(|j| j.epoch_seconds),
-        /// Over all jobs and repetitions.
-        per_job_slowdown: Job(|j| j.slowdown),
-        /// Over all jobs and repetitions.
-        data_wait_share: Job(|j| j.data_wait_share),
-        cpu_cores_total: Run(|r| r.jobs.iter().map(|j| j.cpu_cores).sum()),
-        mem_used_bytes_max: Run(|r| r.utilisation.as_ref().and_then(|u| u.mem_used_bytes_max)),
-        mem_used_share: Run(|r| r.utilisation.as_ref().and_then(|u| u.mem_used_share)),
-        sm_activity_pct: Run(|r| r.utilisation.as_ref().and_then(|u| u.sm_activity_pct)),
-        sm_occupancy_pct: Run(|r| r.utilisation.as_ref().and_then(|u| u.sm_occupancy_pct)),
-        tensor_activity_pct: Run(|r| r.utilisation.as_ref().and_then(|u| u.tensor_activity_pct)),
-        dram_bw_util_pct: Run(|r| r.utilisation.as_ref().and_then(|u| u.dram_bw_util_pct)),
-        gpu_util_pct: Run(|r| r.utilisation.as_ref().and_then(|u| u.gpu_util_pct)),
-        power_w: Run(|r| r.utilisation.as_ref().and_then(|u| u.power_w)),
-    }
-}
-
-measures! {
-    /// One job position of a workload over its repetitions.
-    pub struct JobStats {
-        throughput: Job(|j| j.throughput),
-        epoch_seconds: Job(|j| j.epoch_seconds),
-        measured_epoch_seconds: Job(|j| j.measured_epoch_seconds),
-        slowdown: Job(|j| j.slowdown),
-        data_wait_share: Job(|j| j.data_wait_share),
-        cpu_cores: Job(|j| j.cpu_cores),
-        gpu_mem_bytes_max: Job(|j| j.gpu_mem_bytes_max),
-        torch_peak_reserved_bytes: Job(|j| j.torch_peak_reserved_bytes),
-    }
-}
 
 /// A group's rows: a run and those of its jobs that count for the group.
 type Row<'a> = (&'a RunResult, &'a [JobRun]);
 
 /// Groups of rows by their key (the same number of key values in every group).
 type Groups<'a> = BTreeMap<Vec<String>, Vec<Row<'a>>>;
-
-impl Source {
-    fn of_run(&self, r: &RunResult) -> Option<f64> {
-        match self {
-            Source::Run(f) => f(r),
-            Source::Job(_) => None,
-        }
-    }
-    fn of_job(&self, j: &JobRun) -> Option<f64> {
-        match self {
-            Source::Job(f) => f(j),
-            Source::Run(_) => None,
-        }
-    }
-}
 
 /// Per group, the statistics of every metric of `S` over the group's rows.
 fn measure<S: Measures>(groups: &Groups) -> Result<BTreeMap<Vec<String>, S>> {

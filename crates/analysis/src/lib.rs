@@ -30,12 +30,11 @@ mod stats;
 pub mod testkit;
 
 pub use crate::{
-    aggregate::{BaselineStats, JobStats, WorkloadStats},
     analyse::analyse,
     claims::{evaluate, validate_claims, CheckOutcome, ClaimOutcome, Verdict},
     model::{
-        brief_reason, Baseline, GpuTarget, JobRun, MixClass, ModeComparison, PendingWorkload, PlannedJobInfo,
-        Provenance, Results, RunResult, Stats, Timeline, TimelinePoint, Utilisation, Window, WorkloadForm,
-        WorkloadResult,
+        brief_reason, Baseline, BaselineStats, GpuTarget, JobRun, JobStats, MixClass, ModeComparison, PendingWorkload,
+        PlannedJobInfo, Provenance, Results, RunResult, Stats, Timeline, TimelinePoint, Utilisation, Window,
+        WorkloadForm, WorkloadResult, WorkloadStats,
     },
 };
