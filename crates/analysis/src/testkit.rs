@@ -275,50 +275,13 @@ fn write_run(
                 run_dir.join(layout::job_stderr(i)),
                 if s.oom.is_some() { "RuntimeError: CUDA out of memory\n" } else { "" },
             )?;
-            jobs.push(JobRecord {
-                index: i as u32,
-                command: vec!["python".into(), "workloads/train.py".into(), "--job-file".into(), layout::job_file(i)],
-                env: BTreeMap::from([("CUDA_VISIBLE_DEVICES".to_string(), "0".to_string())]),
-                pid: Some(1000 + i as u32),
-                exit_code: Some(if s.oom.is_some() { 1 } else { 0 }),
-                signal: None,
-                device: Some("GPU-00000000-0000-0000-0000-000000000000".into()),
-                versions: Some(serde_json::json!({"python": "3.10.12", "torch": "2.3.1", "timm": "0.9.5", "cuda": "12.1", "cudnn": "8902"})),
-                started_wall: Some(wall0 - 4.0),
-                ended_wall: Some(wall0 + window),
-                failure: s.oom.as_ref().map(|_| "out of memory".to_string()),
-            });
+            jobs.push(job_record(i, s, wall0, window));
         }
     }
     if status == RunStatus::Ok {
         write_telemetry(&run_dir, gpu, w, &sims, t0, window, wall0, seed)?;
     }
-    let mig = (w.mode == Mode::Mig && status == RunStatus::Ok).then(|| MigInfo {
-        instances: w
-            .jobs
-            .iter()
-            .enumerate()
-            .map(|(i, j)| MigInstance {
-                job: i as u32,
-                profile: j.mig_profile.clone().unwrap_or_default(),
-                gpu_instance_id: 1 + i as u32,
-                compute_instance_id: 0,
-                device_uuid: format!("MIG-{i:08}"),
-            })
-            .collect(),
-        torn_down: true,
-    });
-    let mps = matches!(w.mode, Mode::Mps | Mode::MpsLimited).then(|| MpsInfo {
-        daemon_started: true,
-        pipe_directory: "/tmp/mps-pipe".into(),
-        log_directory: "/tmp/mps-log".into(),
-        active_thread_percentage: w
-            .jobs
-            .iter()
-            .map(|j| j.mps_limits.as_ref().map(|l| l.active_thread_percentage))
-            .collect(),
-        pinned_mem_limit_mib: w.jobs.iter().map(|j| j.mps_limits.as_ref().map(|l| l.pinned_mem_limit_mib)).collect(),
-    });
+    let (mig, mps) = mode_info(w, status);
     let started = timestamp(*clock);
     *clock += if ran { window + 10.0 } else { 1.0 };
     let ended = timestamp(*clock);
@@ -340,24 +303,7 @@ fn write_run(
         simulated: true,
         workload: serde_json::to_value(w)?,
         protocol: serde_json::to_value(&protocol)?,
-        gpu: Some(GpuInfo {
-            index: 0,
-            name: gpu.nvml_name.clone(),
-            uuid: "GPU-00000000-0000-0000-0000-000000000000".into(),
-            driver_version: Some("570.124.06".into()),
-            cuda_version: Some("12.8".into()),
-            nvml_version: Some("12.570.124.06".into()),
-            architecture: Some("Hopper".into()),
-            memory_total_bytes: Some(gpu.memory_bytes),
-            sm_count: Some(gpu.sms),
-            mig_mode_current: Some(w.mode == Mode::Mig && opts.mig_available),
-            mig_mode_pending: Some(false),
-            compute_mode: Some("Default".into()),
-            persistence_mode: Some(true),
-            power_limit_watts: Some(gpu.power_limit_w),
-            clocks_max_mhz: BTreeMap::from([("sm".to_string(), 1980)]),
-            clocks_applied_mhz: BTreeMap::from([("sm".to_string(), 1980)]),
-        }),
+        gpu: Some(gpu_info(gpu, w, opts)),
         mps,
         mig,
         host: HostInfo {
@@ -396,6 +342,76 @@ fn write_run(
     };
     std::fs::write(run_dir.join(layout::META), serde_json::to_string_pretty(&meta)? + "\n")?;
     Ok(())
+}
+
+fn job_record(i: usize, s: &JobModel, wall0: f64, window: f64) -> JobRecord {
+    JobRecord {
+        index: i as u32,
+        command: vec!["python".into(), "workloads/train.py".into(), "--job-file".into(), layout::job_file(i)],
+        env: BTreeMap::from([("CUDA_VISIBLE_DEVICES".to_string(), "0".to_string())]),
+        pid: Some(1000 + i as u32),
+        exit_code: Some(if s.oom.is_some() { 1 } else { 0 }),
+        signal: None,
+        device: Some("GPU-00000000-0000-0000-0000-000000000000".into()),
+        versions: Some(
+            serde_json::json!({"python": "3.10.12", "torch": "2.3.1", "timm": "0.9.5", "cuda": "12.1", "cudnn": "8902"}),
+        ),
+        started_wall: Some(wall0 - 4.0),
+        ended_wall: Some(wall0 + window),
+        failure: s.oom.as_ref().map(|_| "out of memory".to_string()),
+    }
+}
+
+/// The MIG instances of a MIG run that ran, and the MPS daemon of an MPS run.
+fn mode_info(w: &PlannedWorkload, status: RunStatus) -> (Option<MigInfo>, Option<MpsInfo>) {
+    let mig = (w.mode == Mode::Mig && status == RunStatus::Ok).then(|| MigInfo {
+        instances: w
+            .jobs
+            .iter()
+            .enumerate()
+            .map(|(i, j)| MigInstance {
+                job: i as u32,
+                profile: j.mig_profile.clone().unwrap_or_default(),
+                gpu_instance_id: 1 + i as u32,
+                compute_instance_id: 0,
+                device_uuid: format!("MIG-{i:08}"),
+            })
+            .collect(),
+        torn_down: true,
+    });
+    let mps = matches!(w.mode, Mode::Mps | Mode::MpsLimited).then(|| MpsInfo {
+        daemon_started: true,
+        pipe_directory: "/tmp/mps-pipe".into(),
+        log_directory: "/tmp/mps-log".into(),
+        active_thread_percentage: w
+            .jobs
+            .iter()
+            .map(|j| j.mps_limits.as_ref().map(|l| l.active_thread_percentage))
+            .collect(),
+        pinned_mem_limit_mib: w.jobs.iter().map(|j| j.mps_limits.as_ref().map(|l| l.pinned_mem_limit_mib)).collect(),
+    });
+    (mig, mps)
+}
+
+fn gpu_info(gpu: &Gpu, w: &PlannedWorkload, opts: &FixtureOptions) -> GpuInfo {
+    GpuInfo {
+        index: 0,
+        name: gpu.nvml_name.clone(),
+        uuid: "GPU-00000000-0000-0000-0000-000000000000".into(),
+        driver_version: Some("570.124.06".into()),
+        cuda_version: Some("12.8".into()),
+        nvml_version: Some("12.570.124.06".into()),
+        architecture: Some("Hopper".into()),
+        memory_total_bytes: Some(gpu.memory_bytes),
+        sm_count: Some(gpu.sms),
+        mig_mode_current: Some(w.mode == Mode::Mig && opts.mig_available),
+        mig_mode_pending: Some(false),
+        compute_mode: Some("Default".into()),
+        persistence_mode: Some(true),
+        power_limit_watts: Some(gpu.power_limit_w),
+        clocks_max_mhz: BTreeMap::from([("sm".to_string(), 1980)]),
+        clocks_applied_mhz: BTreeMap::from([("sm".to_string(), 1980)]),
+    }
 }
 
 /// Whole-GPU samples at 1 Hz from a second before the window to after it (plus one row per
