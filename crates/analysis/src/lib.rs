@@ -14,6 +14,16 @@
 //!
 //! Failed, skipped and infeasible runs stay in [`Results`] with their status and reason.
 //! The results are plain serde structs ([`Results`] and what it holds); polars stays inside this crate.
+//! Given the campaign's plan, each run is read as its planned workload (form and roles
+//! included) and the results say which planned runs are not made yet.
+//!
+//! Modules: `analyse` (verify, read, analyse: the entry point), `load` (run directories into
+//! typed records), `frames` (polars frames of telemetry, processes and samples; exact sums),
+//! `per_run` (one run's window, throughputs, utilisation, timeline), `aggregate` (baselines,
+//! ratios, statistics per workload and per job, modes compared), `stats` (median, min, max
+//! per group), `provenance`, `model` (the results, and each summarised metric declared once),
+//! `claims` (the named queries and the claims' verdicts), `testkit` (fixture campaigns from
+//! the real plan and speed model; feature `testkit`).
 
 #![warn(unreachable_pub)]
 
