@@ -10,10 +10,14 @@ use super::{status_notes, Cell, Column, Table};
 use crate::format::{gib, Quantity};
 use crate::order::{mix_position, mode_name, mode_rank, slices, workload_key, MODES};
 
-/// The GPU table whose NVML names match the traces' GPU.
+/// The traces' GPU's table: the one the campaign's plan targets, else the one whose NVML
+/// names match the GPU the traces recorded.
 pub(crate) fn host_table<'a>(results: &Results, gpus: &'a [GpuTable]) -> Option<&'a GpuTable> {
-    gpus.iter()
-        .find(|g| results.provenance.gpu_names.iter().any(|n| g.nvml_names.iter().any(|m| n.contains(m.as_str()))))
+    let planned = results.target.as_ref().and_then(|t| gpus.iter().find(|g| g.key == t.key));
+    planned.or_else(|| {
+        gpus.iter()
+            .find(|g| results.provenance.gpu_names.iter().any(|n| g.nvml_names.iter().any(|m| n.contains(m.as_str()))))
+    })
 }
 
 /// MIG profiles per compute-slice class on the paper's GPU and on the traces' GPU, with
