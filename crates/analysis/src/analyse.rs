@@ -151,7 +151,7 @@ fn against_plan(results: &mut Results, plan: &[PlannedWorkload]) {
         let reps = w.repetitions.max(1);
         total += reps as usize;
         let absent: Vec<u32> = (1..=reps).filter(|rep| !made.contains(&(w.id.as_str(), *rep))).collect();
-        missing.extend(absent.iter().map(|rep| colloc_trace::layout::run_id(&w.id, *rep, 1)));
+        missing.extend(absent.iter().map(|rep| colloc_trace::ids::run_id(&w.id, *rep, 1)));
         if absent.len() == reps as usize && !results.workloads.iter().any(|x| x.id == w.id) {
             pending.push(PendingWorkload {
                 id: w.id.clone(),

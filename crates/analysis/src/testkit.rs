@@ -14,7 +14,7 @@ use colloc_trace::jobfile::DataSource;
 use colloc_trace::meta::{
     GpuInfo, HostInfo, JobRecord, MigInfo, MigInstance, MpsInfo, RunMeta, RunStatus, SoftwareInfo, TelemetryInfo,
 };
-use colloc_trace::{layout, manifest};
+use colloc_trace::{ids, layout, manifest};
 use flate2::write::GzEncoder;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -252,7 +252,7 @@ fn write_run(
     rep: u32,
     clock: &mut f64,
 ) -> Result<()> {
-    let run_id = layout::run_id(&w.id, rep, 1);
+    let run_id = ids::run_id(&w.id, rep, 1);
     let run_dir = dir.join(layout::RUNS_DIR).join(&run_id);
     std::fs::create_dir_all(&run_dir)?;
     let sims = perf::model_workload(&plan.gpu, w).jobs;
