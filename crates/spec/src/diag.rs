@@ -66,14 +66,37 @@ impl fmt::Display for Diagnostic {
         if let Some(src) = &self.source_line {
             let n = self.line.to_string();
             let pad = " ".repeat(n.len());
+            let (shown, caret_at) = snippet(src, (self.column.max(1) - 1) as usize);
             writeln!(f, "{pad} |")?;
-            writeln!(f, "{n} | {src}")?;
-            let caret_at = (self.column.max(1) - 1) as usize;
-            let prefix: String = src.chars().take(caret_at).map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
+            writeln!(f, "{n} | {shown}")?;
+            let prefix: String = shown.chars().take(caret_at).map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
             write!(f, "{pad} | {prefix}^")?;
         }
         Ok(())
     }
+}
+
+/// Characters of a source line shown at most; a longer line is cut around the column.
+const SNIPPET_CHARS: usize = 100;
+
+/// The part of `line` to show and where the caret goes in it (both in characters).
+fn snippet(line: &str, caret: usize) -> (String, usize) {
+    let chars: Vec<char> = line.chars().collect();
+    if chars.len() <= SNIPPET_CHARS {
+        return (line.to_string(), caret);
+    }
+    let caret = caret.min(chars.len());
+    let start = caret.saturating_sub(SNIPPET_CHARS / 2).min(chars.len() - SNIPPET_CHARS);
+    let end = start + SNIPPET_CHARS;
+    let mut shown = String::new();
+    if start > 0 {
+        shown.push('…');
+    }
+    shown.extend(&chars[start..end]);
+    if end < chars.len() {
+        shown.push('…');
+    }
+    (shown, caret - start + usize::from(start > 0))
 }
 
 /// Several diagnostics, printed one after another.
@@ -97,4 +120,25 @@ impl std::error::Error for Diagnostics {}
 /// Parses YAML text into `T`, or a located diagnostic.
 pub fn parse_yaml<T: serde::de::DeserializeOwned>(file: &Path, text: &str) -> Result<T, Diagnostic> {
     serde_saphyr::from_str::<T>(text).map_err(|e| Diagnostic::from_yaml(file, text, &e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_line_is_cut_around_the_column() {
+        let line = format!("{}BAD{}", "a".repeat(5000), "b".repeat(5000));
+        let d = Diagnostic::at(Path::new("f.yaml"), &line, 1, 5001, "here");
+        let shown = d.to_string();
+        let lines: Vec<&str> = shown.lines().collect();
+        assert!(lines[2].chars().count() < SNIPPET_CHARS + 10, "{}", lines[2].len());
+        assert!(lines[2].starts_with("1 | …") && lines[2].ends_with('…'), "{}", lines[2]);
+        // The caret stands under the B of BAD.
+        let caret = lines[3].chars().position(|c| c == '^').unwrap();
+        assert_eq!(lines[2].chars().nth(caret), Some('B'), "{shown}");
+        // Short lines are shown whole.
+        let d = Diagnostic::at(Path::new("f.yaml"), "key: value", 1, 6, "here");
+        assert!(d.to_string().contains("1 | key: value\n  |      ^"), "{d}");
+    }
 }

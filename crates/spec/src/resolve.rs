@@ -16,6 +16,17 @@ pub fn resolve_spec(files: Vec<(PathBuf, String)>) -> Result<Spec, Diagnostics> 
     let mut diags = Vec::new();
     let mut parsed = Vec::new();
     for (f, t) in &files {
+        if holds_no_yaml(t) {
+            diags.push(Diagnostic::at(
+                f,
+                t,
+                1,
+                1,
+                "the file holds no YAML, only comments or blank lines; a spec file declares models, datasets, \
+                 protocols, training_defaults or experiments",
+            ));
+            continue;
+        }
         match parse_yaml::<SpecFile>(f, t) {
             Ok(s) => parsed.push((f.clone(), t.clone(), s)),
             Err(d) => diags.push(d),
@@ -171,4 +182,9 @@ pub fn resolve_spec(files: Vec<(PathBuf, String)>) -> Result<Spec, Diagnostics> 
     } else {
         Err(Diagnostics(diags))
     }
+}
+
+/// Whether a file is empty or holds only comments and blank lines.
+fn holds_no_yaml(text: &str) -> bool {
+    text.lines().map(str::trim).all(|l| l.is_empty() || l.starts_with('#') || l == "---" || l == "...")
 }

@@ -44,3 +44,16 @@ fn broken_files_fail_with_line_column_and_message() {
         assert!(shown.contains(" | "), "a snippet is shown: {shown}");
     }
 }
+
+#[test]
+fn an_empty_spec_file_is_an_error_at_its_place() {
+    for text in ["", "\n\n", "# only a comment\n", "---\n# nothing\n"] {
+        let err = colloc_spec::resolve_spec(vec![(PathBuf::from("experiments/empty.yaml"), text.to_string())])
+            .expect_err("an empty file is not a valid spec");
+        assert_eq!(err.0.len(), 1, "{err}");
+        let d = &err.0[0];
+        assert_eq!((d.line, d.column), (1, 1), "{err}");
+        assert!(d.message.contains("holds no YAML"), "{err}");
+        assert!(d.to_string().starts_with("experiments/empty.yaml:1:1: error: "), "{err}");
+    }
+}
