@@ -381,7 +381,7 @@ fn check_listed_runs(dir: &Path) -> Result<()> {
         .into_iter()
         .filter(|p| match p {
             Problem::Missing(f) | Problem::Extra(f) => f.starts_with(&format!("{RUNS_DIR}/")),
-            Problem::Altered { path, .. } | Problem::Unreadable { path, .. } => {
+            Problem::Altered { path, .. } | Problem::Unreadable { path, .. } | Problem::NotAFile { path, .. } => {
                 path.starts_with(&format!("{RUNS_DIR}/"))
             }
         })

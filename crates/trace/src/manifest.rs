@@ -14,17 +14,7 @@ use crate::layout::{MANIFEST, QUARANTINE_DIR};
 pub type Manifest = BTreeMap<String, String>;
 
 pub fn sha256_file(path: &Path) -> io::Result<String> {
-    let mut f = fs::File::open(path)?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 16];
-    loop {
-        let n = f.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
-    }
-    Ok(hex(&h.finalize()))
+    sha256_reader(fs::File::open(path)?)
 }
 
 pub fn sha256_bytes(bytes: &[u8]) -> String {
@@ -37,39 +27,110 @@ fn hex(bytes: &[u8]) -> String {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ManifestError {
-    #[error("{path}:{line}: not a sha256sum line: {text:?}")]
-    Syntax { path: PathBuf, line: usize, text: String },
+    #[error("{path}:{line}: {why}: {text:?}")]
+    Syntax { path: PathBuf, line: usize, text: String, why: String },
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: io::Error },
 }
 
-/// Reads `dir/SHA256SUMS`; a missing manifest is an empty one.
+/// Reads `dir/SHA256SUMS`; a missing manifest is an empty one. The manifest itself must be
+/// a regular file, not a link.
 pub fn read(dir: &Path) -> Result<Manifest, ManifestError> {
     let path = dir.join(MANIFEST);
-    let text = match fs::read_to_string(&path) {
-        Ok(t) => t,
+    let text = match open_regular(dir, MANIFEST) {
+        Ok(mut f) => {
+            let mut t = String::new();
+            f.read_to_string(&mut t).map_err(|source| ManifestError::Io { path: path.clone(), source })?;
+            t
+        }
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Manifest::new()),
         Err(source) => return Err(ManifestError::Io { path, source }),
     };
-    parse(&text).map_err(|(line, text)| ManifestError::Syntax { path, line, text })
+    parse(&text).map_err(|(line, text, why)| ManifestError::Syntax { path, line, text, why })
 }
 
-/// Parses manifest text; on error gives the 1-based line and its text.
-pub fn parse(text: &str) -> Result<Manifest, (usize, String)> {
+/// Why a manifest entry's path is refused, if it is: it must name a file inside the
+/// campaign directory, relative, with `/` between plain components.
+pub fn bad_entry_path(file: &str) -> Option<&'static str> {
+    if file.starts_with('/') {
+        return Some("an absolute path");
+    }
+    if file.contains('\\') || file.contains('\0') || file.chars().any(char::is_control) {
+        return Some("a path with a backslash or a control character");
+    }
+    for c in file.split('/') {
+        match c {
+            "" => return Some("a path with an empty component"),
+            "." => return Some("a path with a `.` component"),
+            ".." => return Some("a path that leaves the campaign directory (`..`)"),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Parses manifest text; on error gives the 1-based line, its text and what is wrong.
+pub fn parse(text: &str) -> Result<Manifest, (usize, String, String)> {
     let mut m = Manifest::new();
     for (i, line) in text.lines().enumerate() {
         if line.is_empty() {
             continue;
         }
-        let bad = || (i + 1, line.to_string());
-        let (sum, rest) = line.split_at_checked(64).ok_or_else(bad)?;
-        let file = rest.strip_prefix("  ").or_else(|| rest.strip_prefix(" *")).ok_or_else(bad)?;
+        let bad = |why: &str| (i + 1, line.to_string(), why.to_string());
+        let syntax = || bad("not a sha256sum line");
+        let (sum, rest) = line.split_at_checked(64).ok_or_else(syntax)?;
+        let file = rest.strip_prefix("  ").or_else(|| rest.strip_prefix(" *")).ok_or_else(syntax)?;
         if !sum.bytes().all(|b| b.is_ascii_hexdigit()) || file.is_empty() {
-            return Err(bad());
+            return Err(syntax());
         }
-        m.insert(file.to_string(), sum.to_ascii_lowercase());
+        if let Some(why) = bad_entry_path(file) {
+            return Err(bad(why));
+        }
+        if m.insert(file.to_string(), sum.to_ascii_lowercase()).is_some() {
+            return Err(bad("a file listed twice"));
+        }
     }
     Ok(m)
+}
+
+/// Opens `dir/rel` for reading only if `rel` is a clean relative path and no component of
+/// it, the file included, is a symbolic link, and the file is a regular file: nothing outside
+/// `dir` is ever opened through a manifest entry or a link.
+pub fn open_regular(dir: &Path, rel: &str) -> io::Result<fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    if let Some(why) = bad_entry_path(rel) {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, why));
+    }
+    let mut at = dir.to_path_buf();
+    let parts: Vec<&str> = rel.split('/').collect();
+    for (k, c) in parts.iter().enumerate() {
+        at.push(c);
+        let md = fs::symlink_metadata(&at)?;
+        if md.file_type().is_symlink() {
+            return Err(io::Error::new(io::ErrorKind::InvalidData, "a symbolic link"));
+        }
+        let last = k + 1 == parts.len();
+        if last && !md.file_type().is_file() {
+            return Err(io::Error::new(io::ErrorKind::InvalidData, "not a regular file"));
+        }
+        if !last && !md.file_type().is_dir() {
+            return Err(io::Error::new(io::ErrorKind::NotFound, "a parent is not a directory"));
+        }
+    }
+    fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(&at)
+}
+
+fn sha256_reader(mut f: impl Read) -> io::Result<String> {
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(hex(&h.finalize()))
 }
 
 pub fn render(m: &Manifest) -> String {
@@ -121,23 +182,45 @@ pub fn add_dir(campaign_dir: &Path, rel_dir: &str) -> Result<Manifest, ManifestE
     Ok(m)
 }
 
-/// Files under `dir/rel` as sorted relative paths with `/`.
+/// Files under `dir/rel` as sorted relative paths with `/`; an entry that is a link, not a
+/// regular file or directory, or whose name is not UTF-8 is an error naming it.
 pub fn list_files(dir: &Path, rel: &Path) -> io::Result<Vec<String>> {
-    let mut out = Vec::new();
-    walk(dir, rel, &mut out)?;
-    out.sort();
-    Ok(out)
+    let (files, odd) = entries(dir, rel)?;
+    match odd.into_iter().next() {
+        Some((path, what)) => Err(io::Error::new(io::ErrorKind::InvalidData, format!("{path}: {what}"))),
+        None => Ok(files),
+    }
 }
 
-fn walk(root: &Path, rel: &Path, out: &mut Vec<String>) -> io::Result<()> {
+/// Regular files under `dir/rel` (sorted) and the entries that are something else, with what.
+fn entries(dir: &Path, rel: &Path) -> io::Result<(Vec<String>, Vec<(String, &'static str)>)> {
+    let mut files = Vec::new();
+    let mut odd = Vec::new();
+    walk(dir, rel, &mut files, &mut odd)?;
+    files.sort();
+    odd.sort();
+    Ok((files, odd))
+}
+
+fn walk(root: &Path, rel: &Path, out: &mut Vec<String>, odd: &mut Vec<(String, &'static str)>) -> io::Result<()> {
     for entry in fs::read_dir(root.join(rel))? {
         let entry = entry?;
         let r = rel.join(entry.file_name());
+        let shown = r.to_string_lossy().replace('\\', "/");
+        if entry.file_name().to_str().is_none() {
+            odd.push((shown, "a name that is not valid UTF-8"));
+            continue;
+        }
+        // The entry's own type: links are not followed.
         let ty = entry.file_type()?;
-        if ty.is_dir() {
-            walk(root, &r, out)?;
+        if ty.is_symlink() {
+            odd.push((shown, "a symbolic link"));
+        } else if ty.is_dir() {
+            walk(root, &r, out, odd)?;
+        } else if ty.is_file() {
+            out.push(shown);
         } else {
-            out.push(r.to_string_lossy().replace('\\', "/"));
+            odd.push((shown, "not a regular file"));
         }
     }
     Ok(())
@@ -160,6 +243,11 @@ pub enum Problem {
         path: String,
         error: String,
     },
+    /// A link, a device, a pipe or a name that is not UTF-8: never read.
+    NotAFile {
+        path: String,
+        what: String,
+    },
 }
 
 impl std::fmt::Display for Problem {
@@ -171,6 +259,7 @@ impl std::fmt::Display for Problem {
                 write!(f, "{path}: checksum differs (expected {expected}, found {actual})")
             }
             Problem::Unreadable { path, error } => write!(f, "{path}: cannot be read: {error}"),
+            Problem::NotAFile { path, what } => write!(f, "{path}: {what}, not a regular file; refused"),
         }
     }
 }
@@ -182,16 +271,23 @@ pub fn verify(campaign_dir: &Path) -> Result<Vec<Problem>, ManifestError> {
     let m = read(campaign_dir)?;
     let mut problems = Vec::new();
     for (rel, expected) in &m {
-        let full = campaign_dir.join(rel);
-        match sha256_file(&full) {
+        match open_regular(campaign_dir, rel).and_then(sha256_reader) {
             Ok(actual) if actual == *expected => {}
             Ok(actual) => problems.push(Problem::Altered { path: rel.clone(), expected: expected.clone(), actual }),
             Err(e) if e.kind() == io::ErrorKind::NotFound => problems.push(Problem::Missing(rel.clone())),
+            Err(e) if e.kind() == io::ErrorKind::InvalidData || e.raw_os_error() == Some(libc::ELOOP) => {
+                problems.push(Problem::NotAFile { path: rel.clone(), what: e.to_string() })
+            }
             Err(e) => problems.push(Problem::Unreadable { path: rel.clone(), error: e.to_string() }),
         }
     }
-    let on_disk = list_files(campaign_dir, Path::new(""))
+    let (on_disk, odd) = entries(campaign_dir, Path::new(""))
         .map_err(|source| ManifestError::Io { path: campaign_dir.to_path_buf(), source })?;
+    for (path, what) in odd {
+        if !m.contains_key(&path) {
+            problems.push(Problem::NotAFile { path, what: what.to_string() });
+        }
+    }
     for rel in on_disk {
         let ignored = rel == MANIFEST
             || rel.starts_with(&format!("{QUARANTINE_DIR}/"))
@@ -246,5 +342,68 @@ mod tests {
         assert_eq!(parse(&good).unwrap().len(), 1);
         let bad = format!("{good}zz  runs/y\n");
         assert_eq!(parse(&bad).unwrap_err().0, 2);
+    }
+
+    #[test]
+    fn entries_outside_the_campaign_or_listed_twice_are_refused_with_their_line() {
+        let sum = "a".repeat(64);
+        for (entry, why) in [
+            ("../../../../etc/hostname", "leaves the campaign directory"),
+            ("runs/../../x", "leaves the campaign directory"),
+            ("/etc/hostname", "absolute"),
+            ("runs//x", "empty component"),
+            ("./runs/x", "`.` component"),
+            ("runs\\x", "backslash"),
+        ] {
+            let text = format!("{sum}  runs/ok\n{sum}  {entry}\n");
+            let (line, _, what) = parse(&text).unwrap_err();
+            assert_eq!(line, 2, "{entry}");
+            assert!(what.contains(why), "{entry}: {what}");
+        }
+        let twice = format!("{sum}  runs/x\n{}  runs/x\n", "b".repeat(64));
+        assert_eq!(parse(&twice).unwrap_err().2, "a file listed twice");
+    }
+
+    #[test]
+    fn verification_opens_nothing_outside_the_campaign() {
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(outside.path().join("secret"), b"hello").unwrap();
+        let d = tempfile::tempdir().unwrap();
+        fs::create_dir_all(d.path().join("runs/a")).unwrap();
+        fs::write(d.path().join("runs/a/meta.json"), b"{}").unwrap();
+        add_dir(d.path(), "runs/a").unwrap();
+        // An entry with `..` and the right checksum of a file outside: the manifest is refused.
+        let escaping = format!("{}  ../{}/secret\n", sha256_bytes(b"hello"), outside.path().display());
+        let mut text = fs::read_to_string(d.path().join(MANIFEST)).unwrap();
+        let good = text.clone();
+        text.push_str(&escaping);
+        fs::write(d.path().join(MANIFEST), &text).unwrap();
+        assert!(matches!(verify(d.path()), Err(ManifestError::Syntax { line: 2, .. })));
+        fs::write(d.path().join(MANIFEST), &good).unwrap();
+        // A listed trace replaced by a link to a file elsewhere with the same content.
+        fs::remove_file(d.path().join("runs/a/meta.json")).unwrap();
+        fs::write(outside.path().join("meta.json"), b"{}").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("meta.json"), d.path().join("runs/a/meta.json")).unwrap();
+        let p = verify(d.path()).unwrap();
+        assert!(matches!(p.as_slice(), [Problem::NotAFile { path, .. }] if path == "runs/a/meta.json"), "{p:?}");
+        // A linked directory, and an unlisted link, are refused too.
+        fs::remove_file(d.path().join("runs/a/meta.json")).unwrap();
+        fs::write(d.path().join("runs/a/meta.json"), b"{}").unwrap();
+        std::os::unix::fs::symlink(outside.path(), d.path().join("runs/b")).unwrap();
+        let p = verify(d.path()).unwrap();
+        assert!(matches!(p.as_slice(), [Problem::NotAFile { path, .. }] if path == "runs/b"), "{p:?}");
+        fs::remove_file(d.path().join("runs/b")).unwrap();
+        fs::create_dir_all(d.path().join("runs/c")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret"), d.path().join("runs/c/x")).unwrap();
+        let mut text = good.clone();
+        text.push_str(&format!("{}  runs/c/x\n", sha256_bytes(b"hello")));
+        fs::write(d.path().join(MANIFEST), &text).unwrap();
+        let p = verify(d.path()).unwrap();
+        assert!(matches!(p.as_slice(), [Problem::NotAFile { path, .. }] if path == "runs/c/x"), "{p:?}");
+        // The manifest itself as a link is refused.
+        fs::remove_file(d.path().join(MANIFEST)).unwrap();
+        fs::write(outside.path().join("sums"), &good).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("sums"), d.path().join(MANIFEST)).unwrap();
+        assert!(matches!(verify(d.path()), Err(ManifestError::Io { .. })));
     }
 }
