@@ -1,6 +1,7 @@
 //! `cargo xtask`: a thin command line over the pipeline's crates.
 //! spec (YAML) → plan → run (traces + manifest) → verify → analyse → tables, figures, claims.
 
+mod package;
 mod plan;
 mod reproduce;
 mod run;
@@ -28,6 +29,10 @@ enum Task {
     Run(Box<run::Args>),
     /// Verify the shipped traces, analyse them, regenerate figures/ and paper/, print the claims.
     Reproduce(reproduce::Args),
+    /// Pack the tracked sources, traces and outputs into a deterministic .tar.gz for archiving.
+    Package(package::Args),
+    /// Check an archive made by `package` against the checksums inside it.
+    VerifyPackage(package::VerifyArgs),
 }
 
 fn main() -> ExitCode {
@@ -44,6 +49,8 @@ fn main() -> ExitCode {
         Task::ImportRadt(a) => plan::import_main(a),
         Task::Run(a) => run::main(*a),
         Task::Reproduce(a) => reproduce::main(a),
+        Task::Package(a) => package::main(a),
+        Task::VerifyPackage(a) => package::verify_main(a),
     };
     match result {
         Ok(code) => code,

@@ -19,6 +19,8 @@ use crate::Mode;
 #[serde(deny_unknown_fields)]
 pub struct Artifact {
     pub paper: Paper,
+    /// The artifact itself as software: what its citation and archive metadata say.
+    pub software: Software,
     /// GPU table keys (`experiments/gpus/<key>.yaml`) the pipeline supports.
     #[schemars(with = "Vec<String>")]
     pub gpus: Vec<Spanned<String>>,
@@ -42,6 +44,26 @@ pub struct Paper {
     pub arxiv: String,
     pub doi: String,
     pub license: String,
+}
+
+/// The artifact as software: the one source of `CITATION.cff`, `.zenodo.json` and
+/// `codemeta.json` and of the archive `cargo xtask package` makes.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Software {
+    /// Lowercase letters, digits and `-`: the archive's name.
+    pub name: String,
+    pub title: String,
+    pub version: String,
+    pub description: String,
+    /// SPDX expression of the code's licence.
+    pub license: String,
+    /// SPDX identifier of the licence of the traces, tables and figures.
+    pub data_license: String,
+    /// Who made the artifact (people or an organisation).
+    pub authors: Vec<String>,
+    #[serde(default)]
+    pub keywords: Vec<String>,
 }
 
 /// A set of workloads run together under one protocol on one GPU model, whose traces
