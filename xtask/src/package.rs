@@ -187,8 +187,8 @@ fn header(size: u64, executable: bool) -> tar::Header {
     h
 }
 
-/// Packs the tracked files of `root` into `out`; returns the number of files and the
-/// archive's sha256.
+/// Packs the tracked files of `root` into `out`; returns the number of files listed in
+/// `CHECKSUMS.sha256` and the archive's sha256.
 pub fn pack(root: &Path, out: &Path, name: &str, version: &str, allow_dirty: bool) -> Result<(usize, String)> {
     let dirty = !git(root, &["status", "--porcelain", "--untracked-files=no"])?.is_empty();
     ensure!(
@@ -225,7 +225,7 @@ pub fn pack(root: &Path, out: &Path, name: &str, version: &str, allow_dirty: boo
     let gz = flate2::GzBuilder::new().mtime(0).write(Vec::new(), flate2::Compression::default());
     let mut tar = tar::Builder::new(gz);
     tar.mode(tar::HeaderMode::Deterministic);
-    let n = entries.len();
+    let n = entries.len() - 1;
     for (path, bytes, exec) in entries {
         let mut h = header(bytes.len() as u64, exec);
         tar.append_data(&mut h, format!("{prefix}/{path}"), bytes.as_slice())
@@ -323,7 +323,7 @@ pub fn main(a: Args) -> Result<ExitCode> {
     let (n, sum) = pack(&root, &out, &s.name, &s.version, a.allow_dirty)?;
     let size = std::fs::metadata(&out).map(|m| m.len()).unwrap_or(0);
     println!(
-        "{}: {n} files, {:.1} MiB, sha256 {sum} ({:.1} s)",
+        "{}: {n} files and {CHECKSUMS}, {:.1} MiB, sha256 {sum} ({:.1} s)",
         out.strip_prefix(&root).unwrap_or(&out).display(),
         size as f64 / (1024.0 * 1024.0),
         t.elapsed().as_secs_f64()
@@ -396,6 +396,7 @@ mod tests {
         let c = verify(&a).unwrap();
         assert!(c.problems.is_empty(), "{:?}", c.problems);
         assert_eq!(c.files, 4, "three files and SOURCE");
+        assert_eq!(pack(&repo, &b, "art", "1.0", false).unwrap().0, 4);
         // A dirty tree is refused unless asked for.
         std::fs::write(repo.join("README.md"), b"changed\n").unwrap();
         assert!(pack(&repo, &b, "art", "1.0", false).is_err());

@@ -192,8 +192,11 @@ pub fn list_files(dir: &Path, rel: &Path) -> io::Result<Vec<String>> {
     }
 }
 
+/// Entries that are not regular files or directories, with what they are.
+type Odd = Vec<(String, &'static str)>;
+
 /// Regular files under `dir/rel` (sorted) and the entries that are something else, with what.
-fn entries(dir: &Path, rel: &Path) -> io::Result<(Vec<String>, Vec<(String, &'static str)>)> {
+fn entries(dir: &Path, rel: &Path) -> io::Result<(Vec<String>, Odd)> {
     let mut files = Vec::new();
     let mut odd = Vec::new();
     walk(dir, rel, &mut files, &mut odd)?;
@@ -202,7 +205,7 @@ fn entries(dir: &Path, rel: &Path) -> io::Result<(Vec<String>, Vec<(String, &'st
     Ok((files, odd))
 }
 
-fn walk(root: &Path, rel: &Path, out: &mut Vec<String>, odd: &mut Vec<(String, &'static str)>) -> io::Result<()> {
+fn walk(root: &Path, rel: &Path, out: &mut Vec<String>, odd: &mut Odd) -> io::Result<()> {
     for entry in fs::read_dir(root.join(rel))? {
         let entry = entry?;
         let r = rel.join(entry.file_name());
