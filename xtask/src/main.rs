@@ -1,6 +1,7 @@
 //! `cargo xtask`: a thin command line over the pipeline's crates.
 //! spec (YAML) → plan → run (traces + manifest) → verify → analyse → tables, figures, claims.
 
+mod bench;
 mod package;
 mod plan;
 mod reproduce;
@@ -33,6 +34,8 @@ enum Task {
     Package(package::Args),
     /// Check an archive made by `package` against the checksums inside it.
     VerifyPackage(package::VerifyArgs),
+    /// Measured figures beside baselines measured in the same run (verification vs sha256sum).
+    Bench(bench::Args),
 }
 
 fn main() -> ExitCode {
@@ -51,6 +54,7 @@ fn main() -> ExitCode {
         Task::Reproduce(a) => reproduce::main(a),
         Task::Package(a) => package::main(a),
         Task::VerifyPackage(a) => package::verify_main(a),
+        Task::Bench(a) => bench::main(a),
     };
     match result {
         Ok(code) => code,

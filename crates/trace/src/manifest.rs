@@ -267,25 +267,80 @@ impl std::fmt::Display for Problem {
     }
 }
 
+/// Hashing threads: one per core the process may use.
+fn threads() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+/// The problems of the listed files, hashed on `threads` threads; in manifest order.
+/// `regular`: the regular files a walk of the campaign found without following links; a
+/// listed file outside it is missing or not a file, and is never opened.
+fn check_listed(
+    campaign_dir: &Path,
+    m: &Manifest,
+    regular: &std::collections::HashSet<&str>,
+    odd: &Odd,
+    threads: usize,
+) -> Vec<Problem> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let entries: Vec<(&String, &String)> = m.iter().collect();
+    let check = |(rel, expected): (&String, &String)| -> Option<Problem> {
+        if !regular.contains(rel.as_str()) {
+            return Some(match odd.iter().find(|(p, _)| p == rel) {
+                Some((_, what)) => Problem::NotAFile { path: rel.clone(), what: what.to_string() },
+                None => Problem::Missing(rel.clone()),
+            });
+        }
+        let opened = fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(campaign_dir.join(rel));
+        match opened.and_then(sha256_reader) {
+            Ok(actual) if actual == *expected => None,
+            Ok(actual) => Some(Problem::Altered { path: rel.clone(), expected: expected.clone(), actual }),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Some(Problem::Missing(rel.clone())),
+            Err(e) if e.kind() == io::ErrorKind::InvalidData || e.raw_os_error() == Some(libc::ELOOP) => {
+                Some(Problem::NotAFile { path: rel.clone(), what: e.to_string() })
+            }
+            Err(e) => Some(Problem::Unreadable { path: rel.clone(), error: e.to_string() }),
+        }
+    };
+    let threads = threads.clamp(1, entries.len().max(1));
+    if threads == 1 {
+        return entries.into_iter().filter_map(check).collect();
+    }
+    // Interleaved shares balance large and small files; each thread's results keep their
+    // indices, so the order is the manifest's whatever the threads do.
+    let mut found: Vec<(usize, Problem)> = std::thread::scope(|sc| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let entries = &entries;
+                let check = &check;
+                sc.spawn(move || {
+                    (t..entries.len())
+                        .step_by(threads)
+                        .filter_map(|i| check(entries[i]).map(|p| (i, p)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+    });
+    found.sort_by_key(|(i, _)| *i);
+    found.into_iter().map(|(_, p)| p).collect()
+}
+
 /// Verifies a campaign directory against its manifest: every listed file present with its
 /// checksum, and no unlisted file except the manifest itself, dot-files left by an interrupted
 /// write, and `quarantine/`.
 pub fn verify(campaign_dir: &Path) -> Result<Vec<Problem>, ManifestError> {
+    verify_with_threads(campaign_dir, threads())
+}
+
+/// [`verify`] hashing on `threads` threads (for benchmarks; the result is the same).
+pub fn verify_with_threads(campaign_dir: &Path, threads: usize) -> Result<Vec<Problem>, ManifestError> {
     let m = read(campaign_dir)?;
-    let mut problems = Vec::new();
-    for (rel, expected) in &m {
-        match open_regular(campaign_dir, rel).and_then(sha256_reader) {
-            Ok(actual) if actual == *expected => {}
-            Ok(actual) => problems.push(Problem::Altered { path: rel.clone(), expected: expected.clone(), actual }),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => problems.push(Problem::Missing(rel.clone())),
-            Err(e) if e.kind() == io::ErrorKind::InvalidData || e.raw_os_error() == Some(libc::ELOOP) => {
-                problems.push(Problem::NotAFile { path: rel.clone(), what: e.to_string() })
-            }
-            Err(e) => problems.push(Problem::Unreadable { path: rel.clone(), error: e.to_string() }),
-        }
-    }
     let (on_disk, odd) = entries(campaign_dir, Path::new(""))
         .map_err(|source| ManifestError::Io { path: campaign_dir.to_path_buf(), source })?;
+    let regular: std::collections::HashSet<&str> = on_disk.iter().map(String::as_str).collect();
+    let mut problems = check_listed(campaign_dir, &m, &regular, &odd, threads);
     for (path, what) in odd {
         if !m.contains_key(&path) {
             problems.push(Problem::NotAFile { path, what: what.to_string() });
@@ -327,6 +382,26 @@ mod tests {
         assert!(p.contains(&Problem::Missing("runs/a.r1/meta.json".into())));
         assert!(p.contains(&Problem::Extra("runs/a.r1/new.txt".into())));
         assert!(p.iter().any(|q| matches!(q, Problem::Altered { path, .. } if path == "runs/a.r1/x.txt")));
+    }
+
+    #[test]
+    fn hashing_on_several_threads_finds_the_same_problems_in_the_same_order() {
+        let d = tempfile::tempdir().unwrap();
+        for i in 0..40 {
+            let run = d.path().join(format!("runs/r{i:02}"));
+            fs::create_dir_all(&run).unwrap();
+            fs::write(run.join("f"), vec![i as u8; 1000 * i]).unwrap();
+        }
+        add_dir(d.path(), "runs").unwrap();
+        for i in [3, 17, 18, 39] {
+            fs::write(d.path().join(format!("runs/r{i:02}/f")), b"changed").unwrap();
+        }
+        fs::remove_file(d.path().join("runs/r07/f")).unwrap();
+        let one = verify_with_threads(d.path(), 1).unwrap();
+        assert_eq!(one.len(), 5, "{one:?}");
+        for t in [2, 3, 8, 64] {
+            assert_eq!(verify_with_threads(d.path(), t).unwrap(), one, "{t} threads");
+        }
     }
 
     #[test]
