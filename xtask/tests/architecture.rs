@@ -169,7 +169,15 @@ fn the_report_never_classifies_workloads() {
     // What a workload is comes with the results: its form, roles and the paper's GPU.
     let hits = lines_with(
         &root().join("crates/report/src"),
-        &["experiment == ", "\"resnet26\"", "\"resnet50\"", "\"resnet152\"", "\"a100-40gb\"", "\"M+S\"", "n_jobs() == 7"],
+        &[
+            "experiment == ",
+            "\"resnet26\"",
+            "\"resnet50\"",
+            "\"resnet152\"",
+            "\"a100-40gb\"",
+            "\"M+S\"",
+            "n_jobs() == 7",
+        ],
     );
     assert!(hits.is_empty(), "the report classifies workloads itself:\n{}", hits.join("\n"));
 }
