@@ -11,8 +11,8 @@ use colloc_trace::meta::RunStatus;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::{
-    Baseline, BaselineStats, JobRun, JobStats, Measures, Metric, ModeComparison, PlannedJobInfo, RunResult, Source,
-    WorkloadResult, WorkloadStats,
+    Baseline, BaselineStats, InterferenceCell, JobRun, JobStats, Measures, Metric, ModeComparison, PlannedJobInfo,
+    RunResult, Source, Stats, WorkloadForm, WorkloadResult, WorkloadStats,
 };
 use crate::stats::{get, stats_by, FrameBuilder};
 
@@ -266,6 +266,66 @@ pub(crate) fn config_key(w: &PlannedWorkload) -> String {
     }
     let sig: Vec<String> = counts.iter().map(|(k, n)| format!("{k}×{n}")).collect();
     format!("e{}|{}|{}", w.experiment, w.data, sig.join("+"))
+}
+
+/// The interference matrices of the mixes (the plan's `Mix` forms): per mix, mode and data
+/// source, each class's normalised throughput beside the mix's other jobs. A job belongs to
+/// the class whose model, dataset and batch it runs.
+pub(crate) fn interference(workloads: &[WorkloadResult]) -> Vec<InterferenceCell> {
+    let mut out = Vec::new();
+    for w in workloads {
+        let WorkloadForm::Mix { position, classes } = &w.form else { continue };
+        for c in classes {
+            let mine: Vec<&JobStats> = w
+                .jobs
+                .iter()
+                .zip(&w.job_stats)
+                .filter(|(j, _)| j.model == c.model && j.dataset == c.dataset && j.batch_size == c.batch_size)
+                .map(|(_, s)| s)
+                .collect();
+            let per_job: Vec<Stats> = mine.iter().filter_map(|s| s.normalised_throughput).collect();
+            let normalised_throughput = Stats::of(per_job.iter().map(|s| s.median)).map(|m| Stats {
+                median: m.median,
+                min: per_job.iter().map(|s| s.min).fold(f64::INFINITY, f64::min),
+                max: per_job.iter().map(|s| s.max).fold(f64::NEG_INFINITY, f64::max),
+                n: per_job.iter().map(|s| s.n).sum(),
+            });
+            let co_runners: Vec<String> = classes
+                .iter()
+                .filter_map(|o| {
+                    let n = if o.letter == c.letter { o.count.saturating_sub(1) } else { o.count };
+                    match n {
+                        0 => None,
+                        1 => Some(o.letter.clone()),
+                        n => Some(format!("{n}{}", o.letter)),
+                    }
+                })
+                .collect();
+            out.push(InterferenceCell {
+                experiment: w.experiment,
+                mode: w.mode,
+                data: w.data.clone(),
+                mix: w.label.clone(),
+                position: *position,
+                class: c.letter.clone(),
+                model: c.model.clone(),
+                batch_size: c.batch_size,
+                count: c.count,
+                co_runners: co_runners.join("+"),
+                normalised_throughput,
+            });
+        }
+    }
+    out.sort_by(|a, b| {
+        (a.experiment, &a.data, a.mode.to_string(), a.position, &a.class).cmp(&(
+            b.experiment,
+            &b.data,
+            b.mode.to_string(),
+            b.position,
+            &b.class,
+        ))
+    });
+    out
 }
 
 /// The collocation modes of each configuration with more than one job, side by side.

@@ -96,6 +96,7 @@ pub fn analyse(campaign_dir: &Path, plan: Option<&Plan>) -> Result<Results> {
     aggregate::apply_baselines(&mut results, &workloads, &baselines);
     let workload_results = aggregate::workload_results(&results, &workloads)?;
     let comparisons = aggregate::comparisons(&workload_results);
+    let interference = aggregate::interference(&workload_results);
 
     // One timeline per workload of the timeline role: its lowest repetition.
     timelines.sort_by(|a, b| (&a.0.id, a.2, &a.1).cmp(&(&b.0.id, b.2, &b.1)));
@@ -124,6 +125,7 @@ pub fn analyse(campaign_dir: &Path, plan: Option<&Plan>) -> Result<Results> {
         baselines,
         comparisons,
         timelines,
+        interference,
         pending: Vec::new(),
         target: plan.map(|p| p.gpu.clone()),
     };

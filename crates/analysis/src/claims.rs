@@ -63,11 +63,14 @@ const QUERIES: &[QueryInfo] = &[
     },
 ];
 
-/// Holds, does not hold, or could not be checked.
+/// A grade: holds (direction, and magnitude within the tolerance of the paper's number
+/// where it gives one), direction only (the magnitude outside it), does not hold, or could
+/// not be checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     Holds,
+    DirectionOnly,
     DoesNotHold,
     NotRun,
 }
@@ -76,10 +79,30 @@ impl Verdict {
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Holds => "holds",
+            Verdict::DirectionOnly => "direction only",
             Verdict::DoesNotHold => "does not hold",
             Verdict::NotRun => "not run",
         }
     }
+
+    /// The grade of several checks together: does not hold when any does not; else not run
+    /// when any is not run; else direction only when any is; else holds.
+    fn combine(grades: impl IntoIterator<Item = Verdict>) -> Verdict {
+        let g: Vec<Verdict> = grades.into_iter().collect();
+        [Verdict::DoesNotHold, Verdict::NotRun, Verdict::DirectionOnly]
+            .into_iter()
+            .find(|v| g.contains(v))
+            .unwrap_or(Verdict::Holds)
+    }
+}
+
+/// The data sources in order of closeness to the paper's (image files read by 4 loader
+/// workers per job): the first one measured gives a claim's headline grade.
+pub const DATA_CLOSENESS: &[&str] = &["imagefolder", "generated", "synthetic"];
+
+/// Where `data` stands in [`DATA_CLOSENESS`] (unknown sources after the known ones).
+fn closeness(data: &str) -> usize {
+    DATA_CLOSENESS.iter().position(|d| *d == data).unwrap_or(DATA_CLOSENESS.len())
 }
 
 /// The value of a query, or why there is none.
@@ -100,6 +123,20 @@ pub struct CheckOutcome {
     pub expect: String,
     pub value: Option<f64>,
     pub detail: String,
+    /// The paper's number this check is graded against, when it gives one.
+    pub paper_value: Option<f64>,
+    /// The claim's tolerance around `paper_value`: `±25 % of 4 (3 to 5)`.
+    pub tolerance: Option<String>,
+    pub verdict: Verdict,
+}
+
+/// A claim's checks on one data source.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SourceOutcome {
+    /// `synthetic`, `generated`, `imagefolder`.
+    pub data: String,
+    pub checks: Vec<CheckOutcome>,
+    /// The checks' grades together (see [`Verdict`]).
     pub verdict: Verdict,
 }
 
@@ -108,12 +145,28 @@ pub struct ClaimOutcome {
     pub id: String,
     pub statement: String,
     pub paper: PaperNumber,
+    /// The claim's tolerance in words (`±25 %`) and the paper's wording it comes from.
+    pub tolerance: Option<(String, String)>,
     /// The GPU the results came from (`NVIDIA H200`, `NVIDIA H200 (SIMULATED)`).
     pub hardware: String,
-    pub checks: Vec<CheckOutcome>,
-    /// Holds when every check holds; not run when any is not run and none fails.
+    /// One per data source the campaign measured, closest to the paper's first.
+    pub sources: Vec<SourceOutcome>,
+    /// The source of the headline grade: the closest to the paper's on which the claim was
+    /// measured (not `not run`); `None` when it was measured on none.
+    pub headline_data: Option<String>,
+    /// The headline grade: that of `headline_data`, else not run.
     pub verdict: Verdict,
     pub note: Option<String>,
+}
+
+impl ClaimOutcome {
+    /// The headline source's outcome, else the closest source's (all not run).
+    pub fn headline(&self) -> Option<&SourceOutcome> {
+        match &self.headline_data {
+            Some(d) => self.sources.iter().find(|s| &s.data == d),
+            None => self.sources.first(),
+        }
+    }
 }
 
 /// Every check names a known query with known arguments.
@@ -145,38 +198,59 @@ pub fn validate_claims(claims: &[ClaimSpec]) -> Result<()> {
 pub fn evaluate(results: &Results, claims: &[ClaimSpec]) -> Result<Vec<ClaimOutcome>> {
     validate_claims(claims)?;
     let hardware = if results.simulated { format!("{} (SIMULATED)", results.gpu_name()) } else { results.gpu_name() };
+    let sources = data_sources(results);
     let mut out = Vec::new();
     for c in claims {
-        let mut checks = Vec::new();
-        for k in &c.checks {
-            checks.push(check(results, k)?);
+        let mut per_source = Vec::new();
+        for data in &sources {
+            let mut checks = Vec::new();
+            for k in &c.checks {
+                checks.push(check(results, k, c.tolerance.as_ref(), data)?);
+            }
+            let verdict = Verdict::combine(checks.iter().map(|k| k.verdict));
+            per_source.push(SourceOutcome { data: data.clone(), checks, verdict });
         }
-        let verdict = if checks.iter().any(|k| k.verdict == Verdict::DoesNotHold) {
-            Verdict::DoesNotHold
-        } else if checks.iter().any(|k| k.verdict == Verdict::NotRun) {
-            Verdict::NotRun
-        } else {
-            Verdict::Holds
-        };
+        let headline = per_source.iter().find(|s| s.verdict != Verdict::NotRun);
         out.push(ClaimOutcome {
             id: c.id.clone(),
             statement: c.statement.clone(),
             paper: c.paper.clone(),
+            tolerance: c.tolerance.as_ref().map(|t| (t.describe(), t.basis.value.clone())),
             hardware: hardware.clone(),
-            checks,
-            verdict,
+            headline_data: headline.map(|s| s.data.clone()),
+            verdict: headline.map_or(Verdict::NotRun, |s| s.verdict),
+            sources: per_source,
             note: c.note.clone(),
         });
     }
     Ok(out)
 }
 
-fn check(results: &Results, k: &ClaimCheck) -> Result<CheckOutcome> {
-    let q = run_query(results, &k.query, &k.args)?;
-    let verdict = match q.value {
-        None => Verdict::NotRun,
-        Some(v) if k.expect.holds(v) => Verdict::Holds,
-        Some(_) => Verdict::DoesNotHold,
+/// The data sources the campaign measured or plans, closest to the paper's first.
+fn data_sources(results: &Results) -> Vec<String> {
+    let mut all: BTreeSet<&str> = results.workloads.iter().map(|w| w.data.as_str()).collect();
+    all.extend(results.pending.iter().map(|w| w.data.as_str()));
+    if all.is_empty() {
+        all.insert(results.primary_data.as_str());
+    }
+    let mut v: Vec<String> = all.into_iter().map(str::to_string).collect();
+    v.sort_by(|a, b| closeness(a).cmp(&closeness(b)).then_with(|| a.cmp(b)));
+    v
+}
+
+fn check(
+    results: &Results,
+    k: &ClaimCheck,
+    tolerance: Option<&colloc_spec::claims::Tolerance>,
+    data: &str,
+) -> Result<CheckOutcome> {
+    let q = run_query(results, &k.query, &k.args, data)?;
+    let paper_value = k.paper_value.as_ref().map(|p| p.value);
+    let verdict = match (q.value, paper_value, tolerance) {
+        (None, _, _) => Verdict::NotRun,
+        (Some(v), _, _) if !k.expect.holds(v) => Verdict::DoesNotHold,
+        (Some(v), Some(p), Some(t)) if !t.contains(p, v) => Verdict::DirectionOnly,
+        _ => Verdict::Holds,
     };
     let describe = k
         .describe
@@ -190,13 +264,15 @@ fn check(results: &Results, k: &ClaimCheck) -> Result<CheckOutcome> {
         expect: k.expect.describe(),
         value: q.value,
         detail: q.detail,
+        paper_value,
+        tolerance: paper_value.zip(tolerance).map(|(p, t)| t.describe_around(p)),
         verdict,
     })
 }
 
 /// Evaluates one named query.
-fn run_query(results: &Results, name: &str, args: &BTreeMap<String, ArgValue>) -> Result<QueryValue> {
-    let f = Filter::parse(args, &results.primary_data)?;
+fn run_query(results: &Results, name: &str, args: &BTreeMap<String, ArgValue>, data: &str) -> Result<QueryValue> {
+    let f = Filter::parse(args, data)?;
     Ok(match name {
         "max_aggregate_ratio" => max_aggregate_ratio(results, &f),
         "per_job_epoch_time_grows" => per_job_epoch_time_grows(results, &f),

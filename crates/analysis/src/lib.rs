@@ -41,10 +41,10 @@ pub mod testkit;
 
 pub use crate::{
     analyse::analyse,
-    claims::{evaluate, validate_claims, CheckOutcome, ClaimOutcome, Verdict},
+    claims::{evaluate, validate_claims, CheckOutcome, ClaimOutcome, SourceOutcome, Verdict, DATA_CLOSENESS},
     model::{
-        brief_reason, Baseline, BaselineStats, GpuTarget, JobRun, JobStats, MixClass, ModeComparison, PendingWorkload,
-        PlannedJobInfo, Provenance, Results, RunResult, Stats, Timeline, TimelinePoint, Utilisation, Window,
-        WorkloadForm, WorkloadResult, WorkloadStats,
+        brief_reason, Baseline, BaselineStats, GpuTarget, InterferenceCell, JobRun, JobStats, MixClass, ModeComparison,
+        PendingWorkload, PlannedJobInfo, Provenance, Results, RunResult, Stats, Timeline, TimelinePoint, Utilisation,
+        Window, WorkloadForm, WorkloadResult, WorkloadStats,
     },
 };

@@ -28,12 +28,38 @@ pub struct Results {
     pub comparisons: Vec<ModeComparison>,
     /// GPU activity over time of the headline workloads (one run each).
     pub timelines: Vec<Timeline>,
+    /// Exp-37-style mixes: each job class's normalised throughput beside its co-runners,
+    /// per mode and data source (see [`InterferenceCell`]).
+    #[serde(default)]
+    pub interference: Vec<InterferenceCell>,
     /// Planned workloads without any run yet (empty unless analysed with the plan).
     #[serde(default)]
     pub pending: Vec<PendingWorkload>,
     /// The GPU the campaign's plan targets (when analysed with the plan).
     #[serde(default)]
     pub target: Option<GpuTarget>,
+}
+
+/// One cell of an interference matrix: how fast the jobs of one class of a mix train beside
+/// the mix's other jobs, relative to the class's model alone on the whole GPU.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InterferenceCell {
+    pub experiment: u32,
+    pub mode: Mode,
+    pub data: String,
+    /// The mix (`L+2S`) and its place in the experiment's declared list (the plan's form).
+    pub mix: String,
+    pub position: u32,
+    /// The class's letter (`S`), what its jobs run, and how many of them the mix has.
+    pub class: String,
+    pub model: String,
+    pub batch_size: u32,
+    pub count: u32,
+    /// The other jobs of the mix (`L+S` for an S job in L+2S; empty when it runs alone).
+    pub co_runners: String,
+    /// Median over the class's jobs of their median normalised throughput over the
+    /// repetitions; min and max over every job and repetition; n the values behind them.
+    pub normalised_throughput: Option<Stats>,
 }
 
 /// A workload of the campaign's plan none of whose runs is made yet. Whether its layout
@@ -142,7 +168,17 @@ measures! {
     /// One workload over its counted repetitions.
     pub struct WorkloadStats {
         aggregate_throughput: Run(|r| r.aggregate_throughput),
+        /// System throughput (STP): the jobs' normalised throughputs (each over its model
+        /// alone on the whole GPU) summed; the aggregate throughput ratio.
         aggregate_ratio: Run(|r| r.aggregate_ratio),
+        /// Average normalised turnaround time (ANTT): the mean over the jobs of alone
+        /// throughput over collocated throughput (1: as fast as alone; higher is worse).
+        antt: Run(|r| slowdowns(r).map(|s| s.iter().sum::<f64>() / s.len() as f64)),
+        /// Fairness: the lowest normalised throughput of the jobs over the highest (1: every
+        /// job progresses alike).
+        fairness: Run(|r| slowdowns(r).map(|s| s.iter().copied().fold(f64::INFINITY, f64::min) / s.iter().copied().fold(0.0, f64::max))),
+        /// Over all jobs and repetitions: a job's throughput over its model alone.
+        per_job_normalised_throughput: Job(|j| j.slowdown.map(|s| 1.0 / s)),
         energy_per_image_j: Run(|r| r.energy_per_image_j),
         /// Over all jobs and repetitions.
         per_job_epoch_seconds: Job(|j| j.epoch_seconds),
@@ -168,12 +204,21 @@ measures! {
         throughput: Job(|j| j.throughput),
         epoch_seconds: Job(|j| j.epoch_seconds),
         measured_epoch_seconds: Job(|j| j.measured_epoch_seconds),
+        /// Alone throughput over this job's: its normalised turnaround time.
         slowdown: Job(|j| j.slowdown),
+        /// This job's throughput over its model alone: its normalised progress.
+        normalised_throughput: Job(|j| j.slowdown.map(|s| 1.0 / s)),
         data_wait_share: Job(|j| j.data_wait_share),
         cpu_cores: Job(|j| j.cpu_cores),
         gpu_mem_bytes_max: Job(|j| j.gpu_mem_bytes_max),
         torch_peak_reserved_bytes: Job(|j| j.torch_peak_reserved_bytes),
     }
+}
+
+/// Every job's slowdown (alone throughput over its own) when each has one.
+fn slowdowns(r: &RunResult) -> Option<Vec<f64>> {
+    let s: Vec<f64> = r.jobs.iter().map(|j| j.slowdown).collect::<Option<_>>()?;
+    (!s.is_empty() && s.iter().all(|x| x.is_finite() && *x > 0.0)).then_some(s)
 }
 
 impl Source {

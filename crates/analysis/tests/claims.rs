@@ -32,15 +32,29 @@ fn claims_evaluate_on_a_fixture() {
             "{} {:?}: {:?}",
             c.id,
             c.verdict,
-            c.checks.iter().map(|k| (k.value, k.detail.clone())).collect::<Vec<_>>()
+            c.sources
+                .iter()
+                .map(|s| (&s.data, s.verdict, s.checks.iter().map(|k| (k.value, k.detail.clone())).collect::<Vec<_>>()))
+                .collect::<Vec<_>>()
         );
     }
     let v = |id: &str| out.iter().find(|c| c.id == id).unwrap().verdict;
+    // The fixture's file-data gain (4×) lies in the paper's band; its headline is that source.
     assert_eq!(v("C1"), Verdict::Holds);
+    let c1 = out.iter().find(|c| c.id == "C1").unwrap();
+    assert_eq!(c1.headline_data.as_deref(), Some(c1.sources[0].data.as_str()));
+    let ratio = &c1.headline().unwrap().checks[0];
+    assert_eq!(ratio.paper_value, Some(4.0));
+    assert_eq!(ratio.tolerance.as_deref(), Some("±25 % of 4 (3 to 5)"));
     // MIG is skipped in this fixture: a claim about MIG itself is not run.
     assert_eq!(v("C3"), Verdict::NotRun);
     let c3 = out.iter().find(|c| c.id == "C3").unwrap();
-    assert!(c3.checks.iter().any(|k| k.detail.contains("skipped")), "{c3:?}");
+    assert!(c3.sources.iter().flat_map(|s| &s.checks).any(|k| k.detail.contains("skipped")), "{c3:?}");
+    assert_eq!(c3.headline_data, None);
+    // C7 is measured on synthetic data only here: its headline falls back to it, and its
+    // 2.1× lies outside the band of the paper's ~3×.
+    let c7 = out.iter().find(|c| c.id == "C7").unwrap();
+    assert_eq!((c7.headline_data.as_deref(), c7.verdict), (Some("synthetic"), Verdict::DirectionOnly));
     assert_eq!(v("C4"), Verdict::Holds);
     assert!(out.iter().all(|c| c.hardware.contains("SIMULATED")));
 }

@@ -57,6 +57,7 @@ fn all_tables(inputs: &Inputs) -> Vec<tables::Table> {
         tables::results::baselines(r),
         tables::results::homogeneous(r),
         tables::results::mixes(r),
+        tables::results::interference(r),
         tables::results::utilisation(r),
     ]
 }

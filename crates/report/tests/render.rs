@@ -56,9 +56,17 @@ fn every_output_is_generated_deterministically_and_marked_simulated() {
         assert!(x.bytes == y.bytes, "{} differs between two renders", x.path);
     }
     let paths: Vec<&str> = a.iter().map(|o| o.path.as_str()).collect();
-    for t in
-        ["hardware", "mig_profiles", "experiment_matrix", "baselines", "homogeneous", "mixes", "utilisation", "claims"]
-    {
+    for t in [
+        "hardware",
+        "mig_profiles",
+        "experiment_matrix",
+        "baselines",
+        "homogeneous",
+        "mixes",
+        "interference",
+        "utilisation",
+        "claims",
+    ] {
         for ext in ["tex", "csv", "md"] {
             assert!(paths.contains(&format!("paper/tables/{t}.{ext}").as_str()), "paper/tables/{t}.{ext}");
         }

@@ -182,7 +182,7 @@ pub(crate) fn check(
     a: &Artifact,
     (f, t): &(PathBuf, String),
 ) -> Vec<Diagnostic> {
-    let mut diags = Vec::new();
+    let mut diags = crate::claims::diagnose(&a.claims, f, t);
     let d = |s: &Spanned<String>, m: String| Diagnostic::spanned(f, t, s, m);
     for g in &a.gpus {
         if !gpus.contains_key(&g.value) {

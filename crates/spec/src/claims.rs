@@ -9,15 +9,26 @@
 //!     checks:
 //!       - query: aggregate_ratio
 //!         args: { experiment: 33, model: resnet26, jobs: 7, mode: mig, stand_in: true }
-//!         expect: { within_factor: { of: 3.0, factor: 1.5 } }
+//!         expect: { at_least: 1.1 }
+//!         paper_value: 3.0
+//!     tolerance: { absolute: 0.5, basis: "\"~3×\" is given to one significant digit" }
 //! ```
 //!
 //! A check names a query that the analysis implements (`colloc_analysis::claims::QUERIES`
-//! lists them), gives it a few arguments and says what the query's value must satisfy.
-//! A claim holds when every one of its checks does.
+//! lists them), gives it a few arguments and says what the query's value must satisfy for
+//! the paper's direction (`expect`). A check with a `paper_value` is also graded on
+//! magnitude: its value must lie within the claim's `tolerance` of the paper's number.
+//! Grades: `holds` (every check's direction, and magnitude where the paper gives one),
+//! `direction only` (the directions hold, some magnitude lies outside the tolerance),
+//! `does not hold`, `not run`. The tolerance comes from the paper's own wording, never
+//! from our measurements; a qualitative claim has neither tolerance nor paper values.
 
 use serde::{Deserialize, Serialize};
+use serde_saphyr::Spanned;
 use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::diag::Diagnostic;
 
 /// One claim of the paper and how we check it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -31,6 +42,11 @@ pub struct ClaimSpec {
     pub paper: PaperNumber,
     /// Every check must hold for the claim to hold.
     pub checks: Vec<ClaimCheck>,
+    /// How far from the paper's number a magnitude may lie and still hold; declared once
+    /// per claim, for every check with a `paper_value`. Required exactly when some check
+    /// has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerance: Option<Tolerance>,
     /// Why the checks are what they are (hardware differences, tolerances).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -59,7 +75,14 @@ pub struct ClaimCheck {
     /// The query's arguments (experiment, model, jobs, mode, ...).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub args: BTreeMap<String, ArgValue>,
+    /// What the value must satisfy for the paper's direction or ordering to hold.
     pub expect: Expect,
+    /// The paper's number this check's value is compared with, within the claim's
+    /// tolerance (one of the numbers in the claim's `paper.text`). Without it the check is
+    /// qualitative: it holds or does not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<f64>")]
+    pub paper_value: Option<Spanned<f64>>,
     /// One line saying what the check measures, for the claims table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub describe: Option<String>,
@@ -125,6 +148,59 @@ pub struct Expect {
     /// The sign of the value: `increasing` (> 0) or `decreasing` (< 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub direction: Option<Direction>,
+}
+
+/// A band around the paper's number: exactly one of `relative` and `absolute`, with the
+/// paper's wording that justifies it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Tolerance {
+    /// A share of the paper's number either way, 0 < relative < 1: 0.25 is 3 to 5 around 4.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<f64>")]
+    pub relative: Option<Spanned<f64>>,
+    /// An amount either way, > 0, in the value's unit: 0.5 is 2.5 to 3.5 around 3.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<f64>")]
+    pub absolute: Option<Spanned<f64>>,
+    /// Where the band comes from, in the paper's own wording (`the paper gives 4× and 3× in
+    /// its two versions`): never from our measurements.
+    #[schemars(with = "String")]
+    pub basis: Spanned<String>,
+}
+
+impl Tolerance {
+    /// `[low, high]` around the paper's `value`.
+    pub fn band(&self, value: f64) -> (f64, f64) {
+        match (&self.relative, &self.absolute) {
+            (Some(r), _) => (value * (1.0 - r.value), value * (1.0 + r.value)),
+            (None, Some(a)) => (value - a.value, value + a.value),
+            (None, None) => (value, value),
+        }
+    }
+
+    /// Whether `ours` lies in the band around the paper's `value`.
+    pub fn contains(&self, value: f64, ours: f64) -> bool {
+        let (lo, hi) = self.band(value);
+        // Bands are declared to a few digits; a value on the edge is inside.
+        const EDGE: f64 = 1e-9;
+        ours.is_finite() && ours >= lo - EDGE && ours <= hi + EDGE
+    }
+
+    /// The band in words: `±25 %`, `±0.5`.
+    pub fn describe(&self) -> String {
+        match (&self.relative, &self.absolute) {
+            (Some(r), _) => format!("±{} %", short(r.value * 100.0)),
+            (None, Some(a)) => format!("±{}", short(a.value)),
+            (None, None) => String::new(),
+        }
+    }
+
+    /// The band around `value` in words: `±25 % of 4 (3 to 5)`.
+    pub fn describe_around(&self, value: f64) -> String {
+        let (lo, hi) = self.band(value);
+        format!("{} of {} ({} to {})", self.describe(), short(value), short(lo), short(hi))
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -193,6 +269,9 @@ pub enum ClaimsError {
     Yaml(String),
     #[error("claim {id}: {problem}")]
     Invalid { id: String, problem: String },
+    /// A tolerance or paper value is wrong (see [`diagnose`]).
+    #[error("{0}")]
+    Tolerance(String),
 }
 
 /// The `claims:` key of a YAML document (artifact.yaml or a part of it); other keys are ignored.
@@ -209,8 +288,94 @@ pub fn parse_claims_yaml(text: &str) -> Result<Vec<ClaimSpec>, ClaimsError> {
     Ok(doc.claims)
 }
 
+/// Problems with the claims' tolerances and paper values, each at its place in `text` (the
+/// file the claims were read from, shown as `file`): a tolerance is one band, relative
+/// (between 0 and 1) or absolute (above 0), with its basis; it is declared exactly when
+/// some check has a paper value; a paper value is a positive number that satisfies its
+/// check's own expectation; the claim's `paper.value`, when given, is one of them.
+pub fn diagnose(claims: &[ClaimSpec], file: &Path, text: &str) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for c in claims {
+        let mut d = |at: &serde_saphyr::Location, m: String| {
+            out.push(Diagnostic::new(file, text, *at, format!("claim {}: {m}", c.id)))
+        };
+        let valued: Vec<&ClaimCheck> = c.checks.iter().filter(|k| k.paper_value.is_some()).collect();
+        for k in &valued {
+            let p = k.paper_value.as_ref().expect("filtered");
+            if !(p.value.is_finite() && p.value > 0.0) {
+                d(&p.referenced, format!("check `{}`: paper_value must be a number above 0", k.query));
+            } else if !k.expect.holds(p.value) {
+                d(
+                    &p.referenced,
+                    format!(
+                        "check `{}`: the paper's {} does not satisfy the check's own expectation ({}): the direction and the paper disagree",
+                        k.query,
+                        short(p.value),
+                        k.expect.describe()
+                    ),
+                );
+            }
+            if c.tolerance.is_none() {
+                d(
+                    &p.referenced,
+                    format!(
+                        "check `{}` compares with the paper's {} but the claim declares no `tolerance` (give `tolerance: {{ relative: …, basis: … }}` or `{{ absolute: …, basis: … }}`)",
+                        k.query,
+                        short(p.value)
+                    ),
+                );
+            }
+        }
+        if let Some(t) = &c.tolerance {
+            match (&t.relative, &t.absolute) {
+                (Some(r), Some(_)) => {
+                    d(&r.referenced, "tolerance: give one of `relative` and `absolute`, not both".to_string())
+                }
+                (None, None) => d(
+                    &t.basis.referenced,
+                    "tolerance: give `relative` (a share of the paper's number, 0 < r < 1) or `absolute` (> 0)"
+                        .to_string(),
+                ),
+                (Some(r), None) if !(r.value > 0.0 && r.value < 1.0) => d(
+                    &r.referenced,
+                    format!(
+                        "tolerance: `relative` must lie between 0 and 1 (a share of the paper's number), not {}",
+                        r.value
+                    ),
+                ),
+                (None, Some(a)) if !(a.value.is_finite() && a.value > 0.0) => {
+                    d(&a.referenced, format!("tolerance: `absolute` must be above 0, not {}", a.value))
+                }
+                _ => {}
+            }
+            if t.basis.value.trim().is_empty() {
+                d(
+                    &t.basis.referenced,
+                    "tolerance: `basis` must say which words of the paper the band comes from".to_string(),
+                );
+            }
+            if valued.is_empty() {
+                d(
+                    &t.basis.referenced,
+                    "a tolerance without a check that has a `paper_value`: a qualitative claim holds or does not, so drop the tolerance or give a check the paper's number".to_string(),
+                );
+            }
+        }
+        if let Some(v) = c.paper.value {
+            if !valued.is_empty() && !valued.iter().any(|k| k.paper_value.as_ref().is_some_and(|p| p.value == v)) {
+                let at = valued[0].paper_value.as_ref().expect("filtered").referenced;
+                d(&at, format!("the paper's value {} is the paper_value of none of the checks", short(v)));
+            }
+        }
+    }
+    out
+}
+
 /// Ids are unique and non-empty, every claim has a check, every check an expectation.
 pub fn validate(claims: &[ClaimSpec]) -> Result<(), ClaimsError> {
+    if let Some(d) = diagnose(claims, Path::new("claims"), "").first() {
+        return Err(ClaimsError::Tolerance(format!("{}:{}:{}: {}", d.file.display(), d.line, d.column, d.message)));
+    }
     let mut seen = std::collections::BTreeSet::new();
     for c in claims {
         let bad = |problem: &str| ClaimsError::Invalid { id: c.id.clone(), problem: problem.to_string() };
@@ -286,5 +451,54 @@ claims:
         let e = Expect { direction: Some(Direction::Increasing), ..Default::default() };
         assert!(e.holds(0.2) && !e.holds(0.0) && !e.holds(-1.0));
         assert_eq!(e.describe(), "> 0 (increasing)");
+    }
+
+    const GRADED: &str = r#"
+claims:
+  - id: C6
+    statement: MPS gives up to 80 % more
+    paper: { text: "up to 1.8×", value: 1.8, source: "summary" }
+    checks:
+      - query: mps_over_naive_max
+        expect: { at_least: 1.05 }
+        paper_value: 1.8
+    tolerance: { absolute: 0.05, basis: "to the nearest ten percent" }
+"#;
+
+    #[test]
+    fn a_tolerance_is_a_band_around_the_papers_number() {
+        let c = parse_claims_yaml(GRADED).unwrap();
+        let t = c[0].tolerance.as_ref().unwrap();
+        assert!(t.contains(1.8, 1.75) && t.contains(1.8, 1.85) && !t.contains(1.8, 1.31));
+        assert_eq!(t.describe_around(1.8), "±0.05 of 1.8 (1.75 to 1.85)");
+        let rel = GRADED.replace("absolute: 0.05", "relative: 0.25");
+        let t = parse_claims_yaml(&rel).unwrap()[0].tolerance.clone().unwrap();
+        assert_eq!(t.describe_around(4.0), "±25 % of 4 (3 to 5)");
+    }
+
+    #[test]
+    fn bad_tolerances_are_named_at_their_place() {
+        let at = |doc: &str| {
+            let c: ClaimsOnly = serde_saphyr::from_str(doc).unwrap();
+            diagnose(&c.claims, Path::new("artifact.yaml"), doc)
+                .into_iter()
+                .map(|d| format!("{}:{}: {}", d.line, d.column, d.message))
+                .collect::<Vec<_>>()
+        };
+        assert!(at(GRADED).is_empty());
+        let wide = at(&GRADED.replace("absolute: 0.05", "relative: 1.5"));
+        assert_eq!(wide.len(), 1, "{wide:?}");
+        assert!(wide[0].starts_with("10:") && wide[0].contains("`relative` must lie between 0 and 1"), "{wide:?}");
+        let none =
+            at(&GRADED.replace("    tolerance: { absolute: 0.05, basis: \"to the nearest ten percent\" }\n", ""));
+        assert!(none[0].starts_with("9:") && none[0].contains("declares no `tolerance`"), "{none:?}");
+        let both = at(&GRADED.replace("absolute: 0.05", "absolute: 0.05, relative: 0.1"));
+        assert!(both[0].contains("not both"), "{both:?}");
+        let against = at(&GRADED.replace("paper_value: 1.8", "paper_value: 1.0"));
+        assert!(against.iter().any(|m| m.contains("does not satisfy the check's own expectation")), "{against:?}");
+        assert!(against.iter().any(|m| m.contains("paper's value 1.8 is the paper_value of none")), "{against:?}");
+        let qualitative = at(&GRADED.replace("        paper_value: 1.8\n", ""));
+        assert!(qualitative[0].contains("a qualitative claim holds or does not"), "{qualitative:?}");
+        assert!(parse_claims_yaml(&GRADED.replace("absolute: 0.05", "absolute: -1")).is_err());
     }
 }

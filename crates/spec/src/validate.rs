@@ -25,8 +25,9 @@ pub fn check(root: &Path, files: &[PathBuf]) -> Result<String, Diagnostics> {
             checked += 1;
         } else if f.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("artifact")) {
             let text = std::fs::read_to_string(&f).unwrap_or_default();
-            if let Err(d) = parse_yaml::<crate::artifact::Artifact>(&shown(root, &f), &text) {
-                diags.push(d);
+            match parse_yaml::<crate::artifact::Artifact>(&shown(root, &f), &text) {
+                Ok(a) => diags.extend(crate::claims::diagnose(&a.claims, &shown(root, &f), &text)),
+                Err(d) => diags.push(d),
             }
             checked += 1;
         } else {

@@ -80,6 +80,8 @@ pub(crate) fn homogeneous(results: &Results) -> Table {
                 Cell::Stats(w.stats.per_job_epoch_seconds),
                 Cell::Stats(w.stats.aggregate_throughput),
                 Cell::Stats(w.stats.aggregate_ratio),
+                Cell::Stats(w.stats.antt),
+                Cell::Stats(w.stats.fairness),
                 Cell::Stats(w.stats.mem_used_bytes_max),
                 Cell::Value(w.stats.mem_used_share.map(|s| s.median)),
             ]
@@ -103,19 +105,87 @@ pub(crate) fn homogeneous(results: &Results) -> Table {
             Column::text("Status"),
             Column::number("Per-job epoch time", Quantity::Seconds),
             Column::number("Aggregate throughput", Quantity::Throughput),
-            Column::number("Throughput ratio", Quantity::Ratio),
+            Column::number("STP", Quantity::Ratio),
+            Column::number("ANTT", Quantity::Ratio),
+            Column::number("Fairness", Quantity::Ratio),
             Column::number("Memory used", Quantity::GiB),
             Column::number("Memory of GPU", Quantity::Share),
         ],
         rows,
         notes: [
-            "Throughput ratio: the jobs' summed throughput over the same model's alone on the whole GPU.".to_string(),
+            "STP (system throughput, the throughput ratio): the sum over jobs of each job's throughput over the same model's alone on the whole GPU.".to_string(),
+            "ANTT (average normalised turnaround time): the mean over jobs of the model's throughput alone over the job's; 1 is as fast as alone, higher is slower.".to_string(),
+            "Fairness: the lowest normalised throughput of a workload's jobs over the highest; 1 is even progress.".to_string(),
             "Per-job epoch time: statistics over every job of every repetition.".to_string(),
             "OOM: a job ran out of device memory, an outcome of the workload recorded as such.".to_string(),
         ]
         .into_iter()
         .chain(status_notes(ws.iter().copied()))
         .collect(),
+        simulated: results.simulated,
+    }
+}
+
+/// The mixes' interference matrix: per mode, a row per job class, a column per mix, each
+/// cell the class's normalised throughput beside the mix's other jobs.
+pub(crate) fn interference(results: &Results) -> Table {
+    let cells = &results.interference;
+    let mut mixes: Vec<(u32, String)> = cells.iter().map(|c| (c.position, c.mix.clone())).collect();
+    mixes.sort();
+    mixes.dedup();
+    let mut rows_keys: Vec<(u32, String, usize, String, String, String)> = cells
+        .iter()
+        .map(|c| {
+            let mode_rank = MODES.iter().position(|m| *m == c.mode).unwrap_or(MODES.len());
+            (
+                c.experiment,
+                c.data.clone(),
+                mode_rank,
+                c.class.clone(),
+                format!("{} b{}", c.model, c.batch_size),
+                c.mode.to_string(),
+            )
+        })
+        .collect();
+    rows_keys.sort();
+    rows_keys.dedup();
+    let rows = rows_keys
+        .iter()
+        .map(|(e, data, _, class, job, mode)| {
+            let mut row = vec![
+                Cell::text(e.to_string()),
+                Cell::text(data.clone()),
+                Cell::text(mode.clone()),
+                Cell::text(format!("{class} ({job})")),
+            ];
+            for (_, mix) in &mixes {
+                let c = cells.iter().find(|c| {
+                    // The row's key and the column's mix.
+                    (c.experiment, &c.data, c.mode.to_string(), &c.class, &c.mix)
+                        == (*e, data, mode.clone(), class, mix)
+                });
+                row.push(match c {
+                    None => Cell::text("·"),
+                    Some(c) if c.normalised_throughput.is_some() => Cell::Stats(c.normalised_throughput),
+                    Some(_) => Cell::text("—"),
+                });
+            }
+            row
+        })
+        .collect();
+    let mut columns = vec![Column::text("Exp."), Column::text("Data"), Column::text("Mode"), Column::text("Class")];
+    columns.extend(mixes.iter().map(|(_, m)| Column::number(m, Quantity::Ratio)));
+    Table {
+        id: "interference",
+        title: "Interference between job classes".to_string(),
+        caption: "Each job class's normalised throughput (its throughput over its model alone on the whole GPU) in each mix, per mode."
+            .to_string(),
+        columns,
+        rows,
+        notes: vec![
+            "A cell: the median over the class's jobs in the mix of their median over repetitions; 1 is as fast as alone.".to_string(),
+            "·: the class is not in the mix; —: the mix was not measured in that mode (infeasible, skipped or failed).".to_string(),
+        ],
         simulated: results.simulated,
     }
 }
