@@ -120,9 +120,10 @@ fn stale_outputs_are_detected() {
 fn a_figure_without_data_says_so() {
     let (_d, mut r, c) = fixture(FixtureOptions { repetitions: 1, ..Default::default() });
     r.workloads.retain(|w| !matches!(w.form, WorkloadForm::Mix { .. }));
+    r.interference.clear();
     r.timelines.clear();
     let out = render(&r, &c, &[]);
-    for id in ["mixes_by_mode", "utilisation_timeline"] {
+    for id in ["mixes_by_mode", "interference_heatmap", "utilisation_timeline"] {
         let svg = String::from_utf8(out.iter().find(|o| o.path == format!("figures/{id}.svg")).unwrap().bytes.clone())
             .unwrap();
         assert!(svg.contains("No data in this campaign"), "{id}");
@@ -242,4 +243,24 @@ fn the_data_loading_figure_names_each_configuration_on_its_own_row() {
         assert_eq!(texts.iter().filter(|t| **t == row).count(), 1, "{row} in {texts:?}");
     }
     assert!(svg.contains("synthetic data") && svg.contains("generated data"));
+}
+
+#[test]
+fn the_interference_heatmap_prints_every_measured_cell_of_the_main_data() {
+    let (_d, r, c) = fixture(FixtureOptions { repetitions: 1, full: true, ..FixtureOptions::default() });
+    let outs = render(&r, &c, &gpus());
+    let svg =
+        String::from_utf8(outs.iter().find(|o| o.path == "figures/interference_heatmap.svg").unwrap().bytes.clone())
+            .unwrap();
+    let texts: Vec<&str> = svg.lines().filter(|l| !l.starts_with('<')).collect();
+    let cells: Vec<_> = r.interference.iter().filter(|c| c.data == r.primary_data).collect();
+    assert!(cells.iter().any(|c| c.normalised_throughput.is_some()), "the fixture measures some mix");
+    for cell in &cells {
+        assert!(texts.contains(&cell.mix.as_str()), "column {} missing", cell.mix);
+        if let Some(s) = cell.normalised_throughput {
+            let v = format!("{:.2}", s.median);
+            assert!(texts.contains(&v.as_str()), "{} {} {}: {v} missing", cell.mode, cell.mix, cell.class);
+        }
+    }
+    assert!(texts.contains(&"Throughput over the model alone (×)") && svg.contains("SIMULATED"));
 }

@@ -6,6 +6,7 @@
 
 mod bars;
 mod data_loading;
+mod heatmap;
 mod lines;
 mod memory;
 mod mixes;
@@ -19,6 +20,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use crate::format::and_list;
 use crate::legend::{mix_experiments, mix_sizes, timeline_jobs, timeline_labels};
 use style::{bold, draw_marker, font, Marker, ALERT, GREY, INK};
 
@@ -28,16 +30,18 @@ pub enum Figure {
     AggregateRatio,
     EpochTime,
     Mixes,
+    Interference,
     Utilisation,
     Memory,
     Energy,
     DataLoading,
 }
 
-pub const ALL: [Figure; 7] = [
+pub const ALL: [Figure; 8] = [
     Figure::AggregateRatio,
     Figure::EpochTime,
     Figure::Mixes,
+    Figure::Interference,
     Figure::Utilisation,
     Figure::Memory,
     Figure::Energy,
@@ -55,6 +59,7 @@ impl Figure {
             Figure::AggregateRatio => "aggregate_ratio_vs_jobs",
             Figure::EpochTime => "epoch_time_vs_jobs",
             Figure::Mixes => "mixes_by_mode",
+            Figure::Interference => "interference_heatmap",
             Figure::Utilisation => "utilisation_timeline",
             Figure::Memory => "memory_footprint",
             Figure::Energy => "energy_per_image",
@@ -67,6 +72,7 @@ impl Figure {
             Figure::AggregateRatio => "Aggregate throughput vs. collocated jobs".to_string(),
             Figure::EpochTime => "Per-job epoch time vs. collocated jobs".to_string(),
             Figure::Mixes => "Heterogeneous mixes by mode".to_string(),
+            Figure::Interference => "Interference between job classes in the mixes".to_string(),
             Figure::Utilisation => match timeline_labels(r).as_slice() {
                 [] => "GPU activity over time".to_string(),
                 labels => format!("GPU activity over time, {}", labels.join(", ")),
@@ -87,6 +93,14 @@ impl Figure {
                 mix_experiments(r).map_or_else(|| "The mixes".to_string(), |e| format!("{e}'s mixes")),
                 mix_sizes(r, false)
             ),
+            Figure::Interference => format!(
+                "{}: each job class's throughput in the mix over its model alone on the whole GPU (the median over the class's jobs of their median over repetitions), one panel per mode, the mixes in declared order; 1 is as fast as alone. Blank: the class is not in the mix; hatched —: not measured in that mode (infeasible, skipped or failed, or no run of the model alone).{}",
+                mix_experiments(r).map_or_else(|| "The mixes".to_string(), |e| format!("{e}'s mixes")),
+                match heatmap::unmeasured_modes(r).as_slice() {
+                    [] => String::new(),
+                    modes => format!(" Left out, as no mix was measured in it: {}.", and_list(modes)),
+                }
+            ),
             Figure::Utilisation => format!(
                 "SM activity and occupancy, tensor activity and DRAM bandwidth during one repetition of {}, per mode, from the start of the window in which all jobs trained.",
                 timeline_jobs(r)
@@ -104,6 +118,7 @@ impl Figure {
             Figure::Memory => memory::panel_rows(r),
             Figure::Mixes => 1,
             Figure::DataLoading => return HEADER + LEGEND + data_loading::height(r),
+            Figure::Interference => return HEADER + heatmap::height(r),
         };
         HEADER + LEGEND + 380 * rows.max(1) as u32
     }
@@ -123,6 +138,7 @@ impl Figure {
             Figure::EpochTime => vs_jobs::draw(root, body, r, vs_jobs::Metric::EpochTime),
             Figure::Energy => vs_jobs::draw(root, body, r, vs_jobs::Metric::Energy),
             Figure::Mixes => mixes::draw(root, body, r),
+            Figure::Interference => heatmap::draw(root, body, r),
             Figure::Utilisation => timeline::draw(root, body, r),
             Figure::Memory => memory::draw(root, body, r),
             Figure::DataLoading => data_loading::draw(root, body, r),
