@@ -7,7 +7,7 @@
 //! `--check` regenerates in memory and fails if the files under the project differ.
 
 use anyhow::{bail, Result};
-use colloc_analysis::claims::{evaluate, ClaimOutcome};
+use colloc_analysis::{evaluate, ClaimOutcome};
 use colloc_report::{Inputs, Layout};
 use colloc_spec::gpu::GpuTable;
 use std::path::{Path, PathBuf};
@@ -63,7 +63,7 @@ pub fn main(a: Args) -> Result<ExitCode> {
         }
     }
     let o = reproduce(&root, a.campaign.as_deref(), a.check, a.out.as_deref())?;
-    print!("{}", colloc_report::claims::console(&o.claims));
+    print!("{}", colloc_report::claims_console(&o.claims));
     if let Some(note) = &o.incomplete {
         println!("note: incomplete campaign: {note}; the verdicts cover the runs made so far");
     }
@@ -102,16 +102,23 @@ pub fn reproduce(root: &Path, campaign: Option<&str>, check: bool, out: Option<&
     }
 
     let t0 = Instant::now();
-    let mut results = colloc_analysis::analyse(&dir)?;
-    // What the campaign still lacks, from its plan (as `cargo xtask run` would make it).
-    if artifact.campaigns.iter().any(|c| c.name.value == name) {
-        let plan = colloc_plan::plan_project_campaign(&project, &name, None).map_err(|d| anyhow::anyhow!("{d}"))?;
-        results.compare_with_plan(&plan.workloads);
-    }
+    // The campaign's plan, as `cargo xtask run` makes it: the analysis reads each run as its
+    // planned workload and says what the campaign still lacks.
+    let plan = match artifact.campaigns.iter().any(|c| c.name.value == name) {
+        true => Some(colloc_plan::plan_project_campaign(&project, &name, None).map_err(|d| anyhow::anyhow!("{d}"))?),
+        false => None,
+    };
+    let results = colloc_analysis::analyse(&dir, plan.as_ref())?;
     let t_analyse = t0.elapsed();
 
     let claims = evaluate(&results, &artifact.claims)?;
     let gpus: Vec<GpuTable> = project.gpus.values().cloned().collect();
+    // The paper's GPU: the one its own campaign targets.
+    let paper_gpu = artifact
+        .campaigns
+        .iter()
+        .find(|c| c.name.value == "paper")
+        .and_then(|c| gpus.iter().find(|g| g.key == c.gpu.value));
     let layout = Layout {
         tables: artifact.outputs.tables.clone(),
         figures: artifact.outputs.figures.clone(),
@@ -119,7 +126,8 @@ pub fn reproduce(root: &Path, campaign: Option<&str>, check: bool, out: Option<&
         report: artifact.outputs.report.clone(),
     };
     let t1 = Instant::now();
-    let outputs = colloc_report::outputs(&Inputs { results: &results, claims: &claims, gpus: &gpus }, &layout)?;
+    let outputs =
+        colloc_report::outputs(&Inputs { results: &results, claims: &claims, gpus: &gpus, paper_gpu }, &layout)?;
     let t_render = t1.elapsed();
     let t2 = Instant::now();
     let changes = if check {

@@ -17,7 +17,7 @@ pub fn main(a: Args) -> anyhow::Result<ExitCode> {
         Ok(summary) => {
             // The claims' checks must name queries the analysis knows, with known arguments.
             let project = colloc_spec::load_project(&root)?;
-            if let Err(e) = colloc_analysis::claims::validate_claims(&project.artifact.claims) {
+            if let Err(e) = colloc_analysis::validate_claims(&project.artifact.claims) {
                 eprintln!("artifact.yaml: error: {e:#}");
                 return Ok(ExitCode::FAILURE);
             }

@@ -1,13 +1,61 @@
 //! Over runs: baselines (each model alone), ratios and slowdowns, statistics per workload
 //! over repetitions, and the modes of each configuration compared.
+//!
+//! The statistics structs of the results (`WorkloadStats`, `BaselineStats`, `JobStats`)
+//! declare each metric once, with the rows it comes from; [`measure`] computes any of them
+//! per group of runs.
 
 use anyhow::Result;
 use colloc_plan::{Mode, PlannedWorkload};
 use colloc_trace::meta::RunStatus;
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::model::{Baseline, JobStats, ModeComparison, PlannedJobInfo, RunResult, WorkloadResult};
-use crate::stats::{get, stats_by, FrameBuilder, Grouped};
+use crate::model::{
+    Baseline, BaselineStats, JobRun, JobStats, Measures, Metric, ModeComparison, PlannedJobInfo, RunResult, Source,
+    WorkloadResult, WorkloadStats,
+};
+use crate::stats::{get, stats_by, FrameBuilder};
+
+/// A group's rows: a run and those of its jobs that count for the group.
+type Row<'a> = (&'a RunResult, &'a [JobRun]);
+
+/// Groups of rows by their key (the same number of key values in every group).
+type Groups<'a> = BTreeMap<Vec<String>, Vec<Row<'a>>>;
+
+/// Per group, the statistics of every metric of `S` over the group's rows.
+fn measure<S: Measures>(groups: &Groups) -> Result<BTreeMap<Vec<String>, S>> {
+    let mut out: BTreeMap<Vec<String>, S> = groups.keys().map(|k| (k.clone(), S::default())).collect();
+    let Some(first) = groups.keys().next() else { return Ok(out) };
+    let keys: Vec<String> = (0..first.len()).map(|i| format!("key{i}")).collect();
+    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+    for per_job in [false, true] {
+        let metrics: Vec<&Metric<S>> =
+            S::METRICS.iter().filter(|m| matches!(m.source, Source::Job(_)) == per_job).collect();
+        if metrics.is_empty() {
+            continue;
+        }
+        let names: Vec<&str> = metrics.iter().map(|m| m.name).collect();
+        let mut frame = FrameBuilder::new(&keys, &names);
+        for (key, rows) in groups {
+            for (run, jobs) in rows {
+                if per_job {
+                    for j in jobs.iter() {
+                        frame.push(key, &metrics.iter().map(|m| m.source.of_job(j)).collect::<Vec<_>>());
+                    }
+                } else {
+                    frame.push(key, &metrics.iter().map(|m| m.source.of_run(run)).collect::<Vec<_>>());
+                }
+            }
+        }
+        let g = stats_by(&frame.finish()?, &keys, &names)?;
+        for (key, s) in out.iter_mut() {
+            for m in &metrics {
+                (m.set)(s, get(&g, key, m.name));
+            }
+        }
+    }
+    Ok(out)
+}
 
 /// Identifies "the same model alone": model, dataset, batch size, data source.
 pub(crate) type BaselineKey = (String, String, u32, String);
@@ -17,8 +65,8 @@ pub(crate) fn baseline_key(w: &PlannedWorkload, job: usize) -> BaselineKey {
     (j.model.clone(), j.dataset.clone(), j.batch_size, w.data.clone())
 }
 
-fn key_vec(k: &BaselineKey) -> Vec<String> {
-    vec![k.0.clone(), k.1.clone(), k.2.to_string(), k.3.clone()]
+fn key_vec(k: &BaselineKey, mode: Mode) -> Vec<String> {
+    vec![k.0.clone(), k.1.clone(), k.2.to_string(), k.3.clone(), mode.to_string()]
 }
 
 /// Runs that count in statistics: ok and not replaced by a later attempt.
@@ -26,45 +74,25 @@ fn counted(r: &RunResult) -> bool {
     r.status == RunStatus::Ok && !r.superseded
 }
 
-const BASELINE_METRICS: &[&str] = &[
-    "throughput",
-    "epoch_seconds",
-    "measured_epoch_seconds",
-    "memory_bytes",
-    "data_wait_share",
-    "cpu_cores",
-    "sm_activity_pct",
-];
-
 /// Each model alone on the whole GPU: `exclusive` runs, else one job in `naive` mode.
 pub(crate) fn baselines(runs: &[RunResult], workloads: &BTreeMap<String, PlannedWorkload>) -> Result<Vec<Baseline>> {
-    let mut frame = FrameBuilder::new(&["model", "dataset", "batch", "data", "mode"], BASELINE_METRICS);
+    let mut groups = Groups::new();
     let mut ids: BTreeMap<(BaselineKey, Mode), BTreeSet<String>> = BTreeMap::new();
     for r in runs.iter().filter(|r| counted(r)) {
         let Some(w) = workloads.get(&r.workload_id) else { continue };
         if w.jobs.len() != 1 || !matches!(w.mode, Mode::Exclusive | Mode::Naive) {
             continue;
         }
-        let j = &r.jobs[0];
         let key = baseline_key(w, 0);
-        let mut keys = key_vec(&key);
-        keys.push(w.mode.to_string());
-        let memory = j.gpu_mem_bytes_max.or(j.torch_peak_reserved_bytes);
-        let sm = r.utilisation.as_ref().and_then(|u| u.sm_activity_pct);
-        frame.push(
-            &keys,
-            &[j.throughput, j.epoch_seconds, j.measured_epoch_seconds, memory, j.data_wait_share, j.cpu_cores, sm],
-        );
+        groups.entry(key_vec(&key, w.mode)).or_default().push((r, &r.jobs[..1]));
         ids.entry((key, w.mode)).or_default().insert(w.id.clone());
     }
-    let g = stats_by(&frame.finish()?, &["model", "dataset", "batch", "data", "mode"], BASELINE_METRICS)?;
+    let g: BTreeMap<Vec<String>, BaselineStats> = measure(&groups)?;
     let mut out: Vec<Baseline> = Vec::new();
     let keys: BTreeSet<BaselineKey> = ids.keys().map(|(k, _)| k.clone()).collect();
     for key in keys {
         for mode in [Mode::Exclusive, Mode::Naive] {
-            let mut gk = key_vec(&key);
-            gk.push(mode.to_string());
-            let Some(throughput) = get(&g, &gk, "throughput") else { continue };
+            let Some(stats) = g.get(&key_vec(&key, mode)).filter(|s| s.throughput.is_some()) else { continue };
             out.push(Baseline {
                 model: key.0.clone(),
                 dataset: key.1.clone(),
@@ -72,13 +100,7 @@ pub(crate) fn baselines(runs: &[RunResult], workloads: &BTreeMap<String, Planned
                 data: key.3.clone(),
                 mode,
                 workload_ids: ids.get(&(key.clone(), mode)).map(|s| s.iter().cloned().collect()).unwrap_or_default(),
-                throughput,
-                epoch_seconds: get(&g, &gk, "epoch_seconds"),
-                measured_epoch_seconds: get(&g, &gk, "measured_epoch_seconds"),
-                memory_bytes: get(&g, &gk, "memory_bytes"),
-                data_wait_share: get(&g, &gk, "data_wait_share"),
-                cpu_cores: get(&g, &gk, "cpu_cores"),
-                sm_activity_pct: get(&g, &gk, "sm_activity_pct"),
+                stats: *stats,
             });
             break;
         }
@@ -94,7 +116,10 @@ pub(crate) fn apply_baselines(
 ) {
     let alone: BTreeMap<BaselineKey, f64> = baselines
         .iter()
-        .map(|b| ((b.model.clone(), b.dataset.clone(), b.batch_size, b.data.clone()), b.throughput.median))
+        .filter_map(|b| {
+            let key = (b.model.clone(), b.dataset.clone(), b.batch_size, b.data.clone());
+            b.stats.throughput.map(|t| (key, t.median))
+        })
         .collect();
     for r in runs.iter_mut().filter(|r| r.status == RunStatus::Ok) {
         let Some(w) = workloads.get(&r.workload_id) else { continue };
@@ -117,79 +142,21 @@ pub(crate) fn apply_baselines(
     }
 }
 
-const RUN_METRICS: &[&str] = &[
-    "aggregate_throughput",
-    "aggregate_ratio",
-    "energy_per_image_j",
-    "cpu_cores_total",
-    "mem_used_bytes_max",
-    "mem_used_share",
-    "sm_activity_pct",
-    "sm_occupancy_pct",
-    "tensor_activity_pct",
-    "dram_bw_util_pct",
-    "gpu_util_pct",
-    "power_w",
-];
-
-const JOB_METRICS: &[&str] = &[
-    "throughput",
-    "epoch_seconds",
-    "measured_epoch_seconds",
-    "slowdown",
-    "data_wait_share",
-    "cpu_cores",
-    "gpu_mem_bytes_max",
-    "torch_peak_reserved_bytes",
-];
-
 /// Statistics per workload over its counted repetitions; every workload with runs appears.
 pub(crate) fn workload_results(
     runs: &[RunResult],
     workloads: &BTreeMap<String, PlannedWorkload>,
 ) -> Result<Vec<WorkloadResult>> {
-    let mut run_frame = FrameBuilder::new(&["workload"], RUN_METRICS);
-    let mut job_frame = FrameBuilder::new(&["workload", "job"], JOB_METRICS);
+    let mut per_workload = Groups::new();
+    let mut per_job = Groups::new();
     for r in runs.iter().filter(|r| counted(r)) {
-        let u = r.utilisation.as_ref();
-        let cpu: Option<f64> = r.jobs.iter().map(|j| j.cpu_cores).sum();
-        run_frame.push(
-            std::slice::from_ref(&r.workload_id),
-            &[
-                r.aggregate_throughput,
-                r.aggregate_ratio,
-                r.energy_per_image_j,
-                cpu,
-                u.and_then(|u| u.mem_used_bytes_max),
-                u.and_then(|u| u.mem_used_share),
-                u.and_then(|u| u.sm_activity_pct),
-                u.and_then(|u| u.sm_occupancy_pct),
-                u.and_then(|u| u.tensor_activity_pct),
-                u.and_then(|u| u.dram_bw_util_pct),
-                u.and_then(|u| u.gpu_util_pct),
-                u.and_then(|u| u.power_w),
-            ],
-        );
-        for j in &r.jobs {
-            job_frame.push(
-                &[r.workload_id.clone(), format!("{:04}", j.index)],
-                &[
-                    j.throughput,
-                    j.epoch_seconds,
-                    j.measured_epoch_seconds,
-                    j.slowdown,
-                    j.data_wait_share,
-                    j.cpu_cores,
-                    j.gpu_mem_bytes_max,
-                    j.torch_peak_reserved_bytes,
-                ],
-            );
+        per_workload.entry(vec![r.workload_id.clone()]).or_default().push((r, &r.jobs));
+        for (i, j) in r.jobs.iter().enumerate() {
+            per_job.entry(job_key(&r.workload_id, i)).or_default().push((r, std::slice::from_ref(j)));
         }
     }
-    let job_frame = job_frame.finish()?;
-    let per_run = stats_by(&run_frame.finish()?, &["workload"], RUN_METRICS)?;
-    let per_job = stats_by(&job_frame, &["workload", "job"], JOB_METRICS)?;
-    let over_jobs = stats_by(&job_frame, &["workload"], &["epoch_seconds", "slowdown", "data_wait_share"])?;
+    let mut stats: BTreeMap<Vec<String>, WorkloadStats> = measure(&per_workload)?;
+    let mut job_stats: BTreeMap<Vec<String>, JobStats> = measure(&per_job)?;
 
     let mut out = Vec::new();
     for (id, w) in workloads {
@@ -204,9 +171,6 @@ pub(crate) fn workload_results(
             .unwrap_or(if w.feasible { RunStatus::Skipped } else { RunStatus::Infeasible });
         let reasons: BTreeSet<String> =
             mine.iter().filter(|r| r.status != RunStatus::Ok).filter_map(|r| r.reason.clone()).collect();
-        let key = vec![id.clone()];
-        let run_stat = |m: &str| get(&per_run, &key, m);
-        let job_stats = job_stats(w, id, &per_job);
         out.push(WorkloadResult {
             id: id.clone(),
             experiment: w.experiment,
@@ -214,7 +178,9 @@ pub(crate) fn workload_results(
             mode: w.mode,
             layout: layout(w),
             data: w.data.clone(),
-            headline: is_headline(w),
+            headline: w.headline,
+            timeline: w.timeline,
+            form: w.form.clone(),
             feasible: w.feasible,
             plan_reason: w.reason.clone(),
             config: config_key(w),
@@ -240,22 +206,8 @@ pub(crate) fn workload_results(
             runs_by_status: by_status,
             status,
             reasons: reasons.into_iter().collect(),
-            aggregate_throughput: run_stat("aggregate_throughput"),
-            aggregate_ratio: run_stat("aggregate_ratio"),
-            energy_per_image_j: run_stat("energy_per_image_j"),
-            per_job_epoch_seconds: get(&over_jobs, &key, "epoch_seconds"),
-            per_job_slowdown: get(&over_jobs, &key, "slowdown"),
-            data_wait_share: get(&over_jobs, &key, "data_wait_share"),
-            cpu_cores_total: run_stat("cpu_cores_total"),
-            mem_used_bytes_max: run_stat("mem_used_bytes_max"),
-            mem_used_share: run_stat("mem_used_share"),
-            sm_activity_pct: run_stat("sm_activity_pct"),
-            sm_occupancy_pct: run_stat("sm_occupancy_pct"),
-            tensor_activity_pct: run_stat("tensor_activity_pct"),
-            dram_bw_util_pct: run_stat("dram_bw_util_pct"),
-            gpu_util_pct: run_stat("gpu_util_pct"),
-            power_w: run_stat("power_w"),
-            job_stats,
+            stats: stats.remove(&vec![id.clone()]).unwrap_or_default(),
+            job_stats: (0..w.jobs.len()).map(|i| job_stats.remove(&job_key(id, i)).unwrap_or_default()).collect(),
         });
     }
     out.sort_by(|a, b| {
@@ -271,32 +223,8 @@ pub(crate) fn workload_results(
     Ok(out)
 }
 
-fn job_stats(w: &PlannedWorkload, id: &str, per_job: &Grouped) -> Vec<JobStats> {
-    w.jobs
-        .iter()
-        .enumerate()
-        .map(|(i, j)| {
-            let key = vec![id.to_string(), format!("{i:04}")];
-            let s = |m: &str| get(per_job, &key, m);
-            JobStats {
-                index: i as u32,
-                model: j.model.clone(),
-                throughput: s("throughput"),
-                epoch_seconds: s("epoch_seconds"),
-                measured_epoch_seconds: s("measured_epoch_seconds"),
-                slowdown: s("slowdown"),
-                data_wait_share: s("data_wait_share"),
-                cpu_cores: s("cpu_cores"),
-                gpu_mem_bytes_max: s("gpu_mem_bytes_max"),
-                torch_peak_reserved_bytes: s("torch_peak_reserved_bytes"),
-            }
-        })
-        .collect()
-}
-
-/// The headline workloads: marked so in the plan, or seven resnet26 jobs.
-pub(crate) fn is_headline(w: &PlannedWorkload) -> bool {
-    w.headline || (w.jobs.len() == 7 && w.jobs.iter().all(|j| j.model == "resnet26"))
+fn job_key(workload: &str, job: usize) -> Vec<String> {
+    vec![workload.to_string(), format!("{job:04}")]
 }
 
 /// `1g×7`, `4g+2g+1g`: the MIG slices of the jobs (largest first); empty outside MIG modes.
@@ -352,10 +280,11 @@ pub(crate) fn comparisons(workloads: &[WorkloadResult]) -> Vec<ModeComparison> {
         // Jobs of different models weigh alike when each is counted against its model alone
         // (raw images per second would favour a mode that starves the slower model); raw
         // throughput only where some measured workload lacks that reference.
-        let normalised = ws.iter().filter(|w| w.aggregate_throughput.is_some()).all(|w| w.aggregate_ratio.is_some());
+        let normalised =
+            ws.iter().filter(|w| w.stats.aggregate_throughput.is_some()).all(|w| w.stats.aggregate_ratio.is_some());
         let mut best: BTreeMap<String, f64> = BTreeMap::new();
         for w in &ws {
-            let value = if normalised { w.aggregate_ratio } else { w.aggregate_throughput };
+            let value = if normalised { w.stats.aggregate_ratio } else { w.stats.aggregate_throughput };
             if let Some(s) = value {
                 let e = best.entry(w.mode.to_string()).or_insert(s.median);
                 *e = e.max(s.median);

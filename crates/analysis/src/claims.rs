@@ -11,16 +11,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::model::{PendingWorkload, Results, WorkloadResult};
 
 /// A query a claim check may name.
-pub struct QueryInfo {
-    pub name: &'static str,
-    pub args: &'static [&'static str],
-    pub describe: &'static str,
+struct QueryInfo {
+    name: &'static str,
+    args: &'static [&'static str],
+    describe: &'static str,
 }
 
 /// Workload filters every query over workloads accepts.
 const FILTERS: &[&str] = &["experiment", "model", "model_class", "mode", "jobs", "min_jobs", "data", "stand_in"];
 
-pub const QUERIES: &[QueryInfo] = &[
+const QUERIES: &[QueryInfo] = &[
     QueryInfo {
         name: "max_aggregate_ratio",
         args: FILTERS,
@@ -84,10 +84,10 @@ impl Verdict {
 
 /// The value of a query, or why there is none.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct QueryValue {
-    pub value: Option<f64>,
+struct QueryValue {
+    value: Option<f64>,
     /// What the value is made of (which workload, how many), or why there is no value.
-    pub detail: String,
+    detail: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -195,7 +195,7 @@ fn check(results: &Results, k: &ClaimCheck) -> Result<CheckOutcome> {
 }
 
 /// Evaluates one named query.
-pub fn run_query(results: &Results, name: &str, args: &BTreeMap<String, ArgValue>) -> Result<QueryValue> {
+fn run_query(results: &Results, name: &str, args: &BTreeMap<String, ArgValue>) -> Result<QueryValue> {
     let f = Filter::parse(args, &results.primary_data)?;
     Ok(match name {
         "max_aggregate_ratio" => max_aggregate_ratio(results, &f),
@@ -358,7 +358,7 @@ fn max_aggregate_ratio(r: &Results, f: &Filter) -> QueryValue {
     let (ws, stood) = f.workloads(r, f.min_jobs(if f.jobs.is_some() { 1 } else { 2 }));
     let best = ws
         .iter()
-        .filter_map(|w| w.aggregate_ratio.map(|s| (s.median, *w)))
+        .filter_map(|w| w.stats.aggregate_ratio.map(|s| (s.median, *w)))
         .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.id.cmp(&a.1.id)));
     match best {
         Some((v, w)) => {
@@ -370,7 +370,7 @@ fn max_aggregate_ratio(r: &Results, f: &Filter) -> QueryValue {
 
 fn per_job_epoch_time_grows(r: &Results, f: &Filter) -> QueryValue {
     let (ws, stood) = f.workloads(r, f.min_jobs(2));
-    let measured: Vec<f64> = ws.iter().filter_map(|w| w.per_job_slowdown.map(|s| s.median)).collect();
+    let measured: Vec<f64> = ws.iter().filter_map(|w| w.stats.per_job_slowdown.map(|s| s.median)).collect();
     if measured.is_empty() {
         return QueryValue { value: None, detail: why_none(r, &ws, "collocated workload") };
     }
@@ -529,7 +529,7 @@ fn memory_fit_mismatches(r: &Results, f: &Filter) -> QueryValue {
         .baselines
         .iter()
         .filter(|b| b.data == f.data)
-        .filter_map(|b| b.memory_bytes.map(|m| ((b.model.clone(), b.dataset.clone(), b.batch_size), m.median)))
+        .filter_map(|b| b.stats.memory_bytes.map(|m| ((b.model.clone(), b.dataset.clone(), b.batch_size), m.median)))
         .collect();
     let mut checked = 0;
     let mut over = 0;

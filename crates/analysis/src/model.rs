@@ -3,6 +3,7 @@
 //! Units are in the field names (`_bytes`, `_seconds`, `_pct`, `_j`, `_w`); throughputs
 //! are images per second. A value that could not be measured is `None`, never zero.
 
+pub use colloc_plan::{GpuTarget, MixClass, WorkloadForm};
 use colloc_spec::Mode;
 use colloc_trace::meta::RunStatus;
 use serde::{Deserialize, Serialize};
@@ -27,9 +28,12 @@ pub struct Results {
     pub comparisons: Vec<ModeComparison>,
     /// GPU activity over time of the headline workloads (one run each).
     pub timelines: Vec<Timeline>,
-    /// Planned workloads without any run yet (empty unless compared with the plan).
+    /// Planned workloads without any run yet (empty unless analysed with the plan).
     #[serde(default)]
     pub pending: Vec<PendingWorkload>,
+    /// The GPU the campaign's plan targets (when analysed with the plan).
+    #[serde(default)]
+    pub target: Option<GpuTarget>,
 }
 
 /// A workload of the campaign's plan none of whose runs is made yet. Whether its layout
@@ -43,6 +47,9 @@ pub struct PendingWorkload {
     /// As [`WorkloadResult::layout`].
     pub layout: String,
     pub data: String,
+    /// As [`WorkloadResult::timeline`] and [`WorkloadResult::form`].
+    pub timeline: bool,
+    pub form: WorkloadForm,
     pub feasible: bool,
     /// The plan's reason for infeasibility.
     pub reason: Option<String>,
@@ -61,7 +68,7 @@ pub struct Stats {
 
 impl Stats {
     /// Median, min and max of the finite values; `None` when there are none.
-    pub fn of(values: impl IntoIterator<Item = f64>) -> Option<Stats> {
+    pub(crate) fn of(values: impl IntoIterator<Item = f64>) -> Option<Stats> {
         let mut v: Vec<f64> = values.into_iter().filter(|x| x.is_finite()).collect();
         if v.is_empty() {
             return None;
@@ -70,6 +77,117 @@ impl Stats {
         let n = v.len();
         let median = if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 };
         Some(Stats { median, min: v[0], max: v[n - 1], n: n as u32 })
+    }
+}
+
+// Statistics over runs. Every summarised metric is declared once, in a `measures!` block:
+// its field, its doc and where each row's value comes from; the block makes the struct, its
+// frame column and its statistics (`aggregate::measure`).
+
+/// Where a metric's rows come from: one per counted run, or one per job of each counted run.
+pub(crate) enum Source {
+    Run(fn(&RunResult) -> Option<f64>),
+    Job(fn(&JobRun) -> Option<f64>),
+}
+
+/// One metric of a [`Measures`] struct: its frame column, its rows, and its field.
+pub(crate) struct Metric<S> {
+    pub(crate) name: &'static str,
+    pub(crate) source: Source,
+    pub(crate) set: fn(&mut S, Option<Stats>),
+}
+
+/// A struct of statistics (median, min, max over rows) whose every field is a metric.
+pub(crate) trait Measures: Default + Sized + 'static {
+    const METRICS: &'static [Metric<Self>];
+}
+
+/// Declares a struct of `Option<Stats>` fields, one per metric, each with its source:
+/// `field: Run(|r| value of RunResult r)` or `field: Job(|j| value of JobRun j)`.
+macro_rules! measures {
+    ($(#[$m:meta])* pub struct $name:ident {
+        $($(#[$fm:meta])* $field:ident: $src:ident(|$x:ident| $value:expr),)*
+    }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+        pub struct $name {
+            $($(#[$fm])* pub $field: Option<Stats>,)*
+        }
+        impl Measures for $name {
+            const METRICS: &'static [Metric<Self>] = &[$(Metric {
+                name: stringify!($field),
+                source: Source::$src(|$x| $value),
+                set: |s, v| s.$field = v,
+            },)*];
+        }
+    };
+}
+
+measures! {
+    /// A model alone on the whole GPU, over its counted runs.
+    pub struct BaselineStats {
+        /// Always present: a baseline is a run alone that measured a throughput.
+        throughput: Job(|j| j.throughput),
+        epoch_seconds: Job(|j| j.epoch_seconds),
+        measured_epoch_seconds: Job(|j| j.measured_epoch_seconds),
+        /// Peak device memory of the job (NVML, else PyTorch reserved).
+        memory_bytes: Job(|j| j.gpu_mem_bytes_max.or(j.torch_peak_reserved_bytes)),
+        data_wait_share: Job(|j| j.data_wait_share),
+        cpu_cores: Job(|j| j.cpu_cores),
+        sm_activity_pct: Run(|r| r.utilisation.as_ref().and_then(|u| u.sm_activity_pct)),
+    }
+}
+
+measures! {
+    /// One workload over its counted repetitions.
+    pub struct WorkloadStats {
+        aggregate_throughput: Run(|r| r.aggregate_throughput),
+        aggregate_ratio: Run(|r| r.aggregate_ratio),
+        energy_per_image_j: Run(|r| r.energy_per_image_j),
+        /// Over all jobs and repetitions.
+        per_job_epoch_seconds: Job(|j| j.epoch_seconds),
+        /// Over all jobs and repetitions.
+        per_job_slowdown: Job(|j| j.slowdown),
+        /// Over all jobs and repetitions.
+        data_wait_share: Job(|j| j.data_wait_share),
+        cpu_cores_total: Run(|r| r.jobs.iter().map(|j| j.cpu_cores).sum()),
+        mem_used_bytes_max: Run(|r| r.utilisation.as_ref().and_then(|u| u.mem_used_bytes_max)),
+        mem_used_share: Run(|r| r.utilisation.as_ref().and_then(|u| u.mem_used_share)),
+        sm_activity_pct: Run(|r| r.utilisation.as_ref().and_then(|u| u.sm_activity_pct)),
+        sm_occupancy_pct: Run(|r| r.utilisation.as_ref().and_then(|u| u.sm_occupancy_pct)),
+        tensor_activity_pct: Run(|r| r.utilisation.as_ref().and_then(|u| u.tensor_activity_pct)),
+        dram_bw_util_pct: Run(|r| r.utilisation.as_ref().and_then(|u| u.dram_bw_util_pct)),
+        gpu_util_pct: Run(|r| r.utilisation.as_ref().and_then(|u| u.gpu_util_pct)),
+        power_w: Run(|r| r.utilisation.as_ref().and_then(|u| u.power_w)),
+    }
+}
+
+measures! {
+    /// One job position of a workload over its repetitions.
+    pub struct JobStats {
+        throughput: Job(|j| j.throughput),
+        epoch_seconds: Job(|j| j.epoch_seconds),
+        measured_epoch_seconds: Job(|j| j.measured_epoch_seconds),
+        slowdown: Job(|j| j.slowdown),
+        data_wait_share: Job(|j| j.data_wait_share),
+        cpu_cores: Job(|j| j.cpu_cores),
+        gpu_mem_bytes_max: Job(|j| j.gpu_mem_bytes_max),
+        torch_peak_reserved_bytes: Job(|j| j.torch_peak_reserved_bytes),
+    }
+}
+
+impl Source {
+    pub(crate) fn of_run(&self, r: &RunResult) -> Option<f64> {
+        match self {
+            Source::Run(f) => f(r),
+            Source::Job(_) => None,
+        }
+    }
+    pub(crate) fn of_job(&self, j: &JobRun) -> Option<f64> {
+        match self {
+            Source::Job(f) => f(j),
+            Source::Run(_) => None,
+        }
     }
 }
 
@@ -164,7 +282,7 @@ pub struct Window {
 
 impl Window {
     /// The window's length on the jobs' clock.
-    pub fn job_seconds(&self) -> f64 {
+    pub(crate) fn job_seconds(&self) -> f64 {
         self.seconds * self.clock_scale
     }
 }
@@ -230,7 +348,11 @@ pub struct WorkloadResult {
     /// MIG slices per job (`1g×7`, `4g`) in `mig` and `mps-limited` modes, else empty.
     pub layout: String,
     pub data: String,
+    /// The plan's roles: a headline workload, one the utilisation timeline shows.
     pub headline: bool,
+    pub timeline: bool,
+    /// One job, identical jobs, listed jobs, or a mix of job classes (the plan's).
+    pub form: WorkloadForm,
     pub feasible: bool,
     /// The plan's reason for infeasibility.
     pub plan_reason: Option<String>,
@@ -244,22 +366,10 @@ pub struct WorkloadResult {
     pub status: RunStatus,
     /// Distinct reasons of the runs that are not ok.
     pub reasons: Vec<String>,
-    pub aggregate_throughput: Option<Stats>,
-    pub aggregate_ratio: Option<Stats>,
-    pub energy_per_image_j: Option<Stats>,
-    /// Over all jobs and repetitions.
-    pub per_job_epoch_seconds: Option<Stats>,
-    pub per_job_slowdown: Option<Stats>,
-    pub data_wait_share: Option<Stats>,
-    pub cpu_cores_total: Option<Stats>,
-    pub mem_used_bytes_max: Option<Stats>,
-    pub mem_used_share: Option<Stats>,
-    pub sm_activity_pct: Option<Stats>,
-    pub sm_occupancy_pct: Option<Stats>,
-    pub tensor_activity_pct: Option<Stats>,
-    pub dram_bw_util_pct: Option<Stats>,
-    pub gpu_util_pct: Option<Stats>,
-    pub power_w: Option<Stats>,
+    /// Statistics over the counted repetitions (see [`WorkloadStats`]).
+    #[serde(flatten)]
+    pub stats: WorkloadStats,
+    /// Per job, in the order of `jobs`.
     pub job_stats: Vec<JobStats>,
 }
 
@@ -268,7 +378,7 @@ impl WorkloadResult {
         self.jobs.len()
     }
     /// `mps`, `naive`, `mig 1g×7`...
-    pub fn mode_label(&self) -> String {
+    pub(crate) fn mode_label(&self) -> String {
         if self.layout.is_empty() {
             self.mode.to_string()
         } else {
@@ -297,7 +407,7 @@ impl WorkloadResult {
 }
 
 /// A reason names running out of device memory (CUDA's or the workload's own words).
-pub fn is_memory_reason(s: &str) -> bool {
+pub(crate) fn is_memory_reason(s: &str) -> bool {
     let s = s.to_lowercase();
     s.contains("out of memory") || s.contains("oom")
 }
@@ -342,21 +452,6 @@ pub struct PlannedJobInfo {
     pub mps_mem_limit_mib: Option<u64>,
 }
 
-/// One job position of a workload over its repetitions.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JobStats {
-    pub index: u32,
-    pub model: String,
-    pub throughput: Option<Stats>,
-    pub epoch_seconds: Option<Stats>,
-    pub measured_epoch_seconds: Option<Stats>,
-    pub slowdown: Option<Stats>,
-    pub data_wait_share: Option<Stats>,
-    pub cpu_cores: Option<Stats>,
-    pub gpu_mem_bytes_max: Option<Stats>,
-    pub torch_peak_reserved_bytes: Option<Stats>,
-}
-
 /// A model alone on the whole GPU (`exclusive` mode).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Baseline {
@@ -367,14 +462,8 @@ pub struct Baseline {
     /// `exclusive`, or `naive` with one job when the campaign has no exclusive run of it.
     pub mode: Mode,
     pub workload_ids: Vec<String>,
-    pub throughput: Stats,
-    pub epoch_seconds: Option<Stats>,
-    pub measured_epoch_seconds: Option<Stats>,
-    /// Peak device memory of the job (NVML, else PyTorch reserved).
-    pub memory_bytes: Option<Stats>,
-    pub data_wait_share: Option<Stats>,
-    pub cpu_cores: Option<Stats>,
-    pub sm_activity_pct: Option<Stats>,
+    #[serde(flatten)]
+    pub stats: BaselineStats,
 }
 
 /// The modes of one configuration side by side (medians over repetitions).
@@ -429,40 +518,6 @@ pub struct TimelinePoint {
 }
 
 impl Results {
-    /// Records which of the plan's runs (workload, repetition) have no run directory, and
-    /// the workloads without any: a campaign still being run is analysed as far as it goes,
-    /// and says so.
-    pub fn compare_with_plan(&mut self, plan: &[colloc_plan::PlannedWorkload]) {
-        let made: std::collections::BTreeSet<(&str, u32)> =
-            self.runs.iter().map(|r| (r.workload_id.as_str(), r.repetition)).collect();
-        let mut total = 0;
-        let mut missing = Vec::new();
-        let mut pending = Vec::new();
-        for w in plan {
-            let reps = w.repetitions.max(1);
-            total += reps as usize;
-            let absent: Vec<u32> = (1..=reps).filter(|rep| !made.contains(&(w.id.as_str(), *rep))).collect();
-            missing.extend(absent.iter().map(|rep| colloc_trace::layout::run_id(&w.id, *rep, 1)));
-            if absent.len() == reps as usize && !self.workloads.iter().any(|x| x.id == w.id) {
-                pending.push(PendingWorkload {
-                    id: w.id.clone(),
-                    experiment: w.experiment,
-                    label: w.label.clone(),
-                    mode: w.mode,
-                    layout: crate::aggregate::layout(w),
-                    data: w.data.clone(),
-                    feasible: w.feasible,
-                    reason: w.reason.clone(),
-                    repetitions: reps,
-                });
-            }
-        }
-        missing.sort();
-        pending.sort_by(|a, b| a.id.cmp(&b.id));
-        self.provenance.planned_runs = Some(total);
-        self.provenance.missing_runs = missing;
-        self.pending = pending;
-    }
     /// `114 of 157 planned runs made, 43 not yet` while the campaign is incomplete.
     pub fn incomplete(&self) -> Option<String> {
         let planned = self.provenance.planned_runs?;

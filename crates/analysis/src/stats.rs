@@ -9,20 +9,20 @@ use crate::model::Stats;
 
 /// A frame being built row by row: text key columns and numeric metric columns.
 pub(crate) struct FrameBuilder {
-    keys: Vec<(&'static str, Vec<String>)>,
-    metrics: Vec<(&'static str, Vec<Option<f64>>)>,
+    keys: Vec<(String, Vec<String>)>,
+    metrics: Vec<(String, Vec<Option<f64>>)>,
 }
 
 impl FrameBuilder {
-    pub fn new(keys: &[&'static str], metrics: &[&'static str]) -> Self {
+    pub(crate) fn new(keys: &[&str], metrics: &[&str]) -> Self {
         FrameBuilder {
-            keys: keys.iter().map(|k| (*k, Vec::new())).collect(),
-            metrics: metrics.iter().map(|m| (*m, Vec::new())).collect(),
+            keys: keys.iter().map(|k| (k.to_string(), Vec::new())).collect(),
+            metrics: metrics.iter().map(|m| (m.to_string(), Vec::new())).collect(),
         }
     }
 
     /// Appends a row; `keys` and `metrics` in the order given to [`FrameBuilder::new`].
-    pub fn push(&mut self, keys: &[String], metrics: &[Option<f64>]) {
+    pub(crate) fn push(&mut self, keys: &[String], metrics: &[Option<f64>]) {
         debug_assert_eq!(keys.len(), self.keys.len());
         debug_assert_eq!(metrics.len(), self.metrics.len());
         for ((_, col), k) in self.keys.iter_mut().zip(keys) {
@@ -33,7 +33,7 @@ impl FrameBuilder {
         }
     }
 
-    pub fn finish(self) -> Result<DataFrame> {
+    pub(crate) fn finish(self) -> Result<DataFrame> {
         let mut columns = Vec::new();
         for (name, values) in self.keys {
             columns.push(Column::new(name.into(), values));

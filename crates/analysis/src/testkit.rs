@@ -1,17 +1,20 @@
-//! Writes small, plausible campaigns in the trace format, for tests: a handful of the
-//! paper's workloads with made-up but self-consistent throughput, telemetry and processes.
-//! Every campaign written here is marked simulated. Output is a function of the options
-//! alone (no clock, no randomness), so two campaigns written alike are byte-identical.
+//! Writes small, plausible campaigns in the trace format, for tests: workloads of the
+//! project's own `h200-quick` plan, made by the real planner (all of it, or a subset), with
+//! speeds, memory and out-of-memory outcomes from the one speed/memory model
+//! (`colloc_plan::perf`) and self-consistent events, telemetry and processes around them.
+//! Every campaign written here is marked simulated. Output is a function of the options and
+//! the project's spec alone (no clock, no randomness), so two campaigns written alike are
+//! byte-identical.
 
-use anyhow::{Context, Result};
-use colloc_plan::{MpsLimits, PlannedJob, PlannedWorkload};
-use colloc_spec::Mode;
+use anyhow::{anyhow, Context, Result};
+use colloc_plan::perf::{self, JobModel, GIB};
+use colloc_plan::{Mode, Plan, PlannedWorkload, ProtocolKind, WorkloadForm};
 use colloc_trace::events::{EndReason, ErrorKind, Event, EventBody};
-use colloc_trace::jobfile::{DataSource, JobData, Training};
+use colloc_trace::jobfile::DataSource;
 use colloc_trace::meta::{
     GpuInfo, HostInfo, JobRecord, MigInfo, MigInstance, MpsInfo, RunMeta, RunStatus, SoftwareInfo, TelemetryInfo,
 };
-use colloc_trace::{layout, manifest};
+use colloc_trace::{ids, layout, manifest};
 use flate2::write::GzEncoder;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -22,11 +25,12 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone)]
 pub struct FixtureOptions {
     pub name: String,
+    /// Of every workload (the plan's own repetitions are replaced).
     pub repetitions: u32,
     /// `false`: MIG runs are `skipped` (MIG could not be enabled) and `mps-limited` stands in.
     pub mig_available: bool,
-    /// All three models and all fourteen mixes (about 150 runs with 2 repetitions) instead
-    /// of a small subset.
+    /// The whole plan (three models, fourteen mixes: about 240 runs with 2 repetitions)
+    /// instead of a subset.
     pub full: bool,
     /// Length of each run's measurement window, in seconds (1 Hz samples).
     pub window_seconds: u32,
@@ -38,83 +42,51 @@ impl Default for FixtureOptions {
     }
 }
 
-const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
-const GPU_MEM: u64 = 150_754_820_096; // 140.4 GiB
-const GPU_NAME: &str = "NVIDIA H200";
+/// The project campaign whose plan the fixtures take their workloads from.
+const CAMPAIGN: &str = "h200-quick";
 
-struct Model {
-    name: &'static str,
-    class: &'static str,
-    dataset: &'static str,
-    train_count: u64,
-    /// Images/s alone at batch 128.
-    base: f64,
-    /// Share of the GPU the job keeps busy alone.
-    busy: f64,
-    mem_gib_b128: f64,
+/// The mixes of the subset.
+const SUBSET_MIXES: &[&str] = &["M+S", "L+S", "L+M", "L+M+S", "L+M+2S", "L+2M"];
+
+fn project_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-const S: Model = Model {
-    name: "resnet26",
-    class: "small",
-    dataset: "cifar10",
-    train_count: 50_000,
-    base: 3200.0,
-    busy: 0.35,
-    mem_gib_b128: 4.2,
-};
-const M: Model = Model {
-    name: "resnet50",
-    class: "medium",
-    dataset: "imagenet64",
-    train_count: 1_281_167,
-    base: 2100.0,
-    busy: 0.75,
-    mem_gib_b128: 11.0,
-};
-const L: Model = Model {
-    name: "resnet152",
-    class: "large",
-    dataset: "imagenet",
-    train_count: 1_281_167,
-    base: 1000.0,
-    busy: 0.95,
-    mem_gib_b128: 23.0,
-};
-
-fn profile(class: &str) -> (&'static str, u32) {
-    match class {
-        "1g" => ("1g.18gb", 19),
-        "2g" => ("2g.35gb", 14),
-        "3g" => ("3g.71gb", 9),
-        "4g" => ("4g.71gb", 5),
-        _ => ("7g.141gb", 0),
+/// The fixture campaign's plan: the real planner's plan of the project's `h200-quick`
+/// campaign, named `opts.name`, with `opts.repetitions` of every workload. Without
+/// `opts.full`, a subset: the small and large models' matrix with synthetic data, the
+/// medium model alone, resnet26 alone and seven times (naive, MPS) with generated data, the
+/// large class alone, and six of the mixes.
+pub fn plan(opts: &FixtureOptions) -> Result<Plan> {
+    let project = colloc_spec::load_project(&project_root()).map_err(|d| anyhow!("{d}"))?;
+    let mut plan = colloc_plan::plan_project_campaign(&project, CAMPAIGN, None).map_err(|d| anyhow!("{d}"))?;
+    plan.campaign = Some(opts.name.clone());
+    plan.workloads.retain(|w| opts.full || in_subset(w));
+    for w in &mut plan.workloads {
+        w.repetitions = opts.repetitions;
     }
+    let t = &mut plan.totals;
+    t.workloads = plan.workloads.len();
+    t.jobs = plan.workloads.iter().map(|w| w.jobs.len()).sum();
+    t.infeasible = plan.workloads.iter().filter(|w| !w.feasible).count();
+    t.runs = t.workloads * opts.repetitions as usize;
+    t.estimated_gpu_seconds = plan.workloads.iter().map(|w| w.estimated_seconds * w.repetitions as f64).sum();
+    Ok(plan)
 }
 
-fn profile_mem_gib(class: &str) -> f64 {
-    match class {
-        "1g" => 16.0,
-        "2g" => 32.5,
-        "3g" | "4g" => 69.75,
-        _ => 140.0,
+fn in_subset(w: &PlannedWorkload) -> bool {
+    let generated = w.jobs.iter().all(|j| j.data.source == DataSource::Generated);
+    let classes = |c: &[&str]| w.jobs.iter().all(|j| c.contains(&j.model_class.as_str()));
+    match &w.form {
+        WorkloadForm::Mix { .. } => SUBSET_MIXES.contains(&w.label.as_str()),
+        _ if generated => match w.jobs.len() {
+            1 => w.mode == Mode::Exclusive,
+            7 => matches!(w.mode, Mode::Naive | Mode::Mps),
+            _ => false,
+        },
+        _ if w.mode == Mode::Exclusive => true,
+        _ => w.experiment == 33 && classes(&["small", "large"]),
     }
-}
-
-fn profile_sms(class: &str) -> f64 {
-    match class {
-        "1g" => 16.0,
-        "2g" => 32.0,
-        "3g" => 60.0,
-        "4g" => 64.0,
-        _ => 132.0,
-    }
-}
-
-struct JobPlan {
-    model: &'static Model,
-    batch: u32,
-    class: Option<&'static str>,
 }
 
 /// Writes the campaign under `root/<name>` (replacing nothing: the directory must not
@@ -122,151 +94,40 @@ struct JobPlan {
 pub fn write_campaign(root: &Path, opts: &FixtureOptions) -> Result<PathBuf> {
     let dir = root.join(&opts.name);
     anyhow::ensure!(!dir.exists(), "{} exists already", dir.display());
+    let plan = plan(opts)?;
+    let gpu = Gpu::of(&plan)?;
     std::fs::create_dir_all(dir.join(layout::RUNS_DIR))?;
     let mut clock = 1000.0_f64;
-    for w in workloads(opts) {
-        for rep in 1..=opts.repetitions {
-            write_run(&dir, opts, &w, rep, &mut clock).with_context(|| format!("fixture run {}.r{rep}", w.id))?;
+    for w in &plan.workloads {
+        for rep in 1..=w.repetitions {
+            write_run(&dir, opts, &plan, &gpu, w, rep, &mut clock)
+                .with_context(|| format!("fixture run {}.r{rep}", w.id))?;
         }
     }
     manifest::add_dir(&dir, layout::RUNS_DIR)?;
     Ok(dir)
 }
 
-/// The fixture campaign's plan: the workloads [`write_campaign`] makes runs of, with its
-/// repetitions.
-pub fn planned_workloads(opts: &FixtureOptions) -> Vec<PlannedWorkload> {
-    workloads(opts).into_iter().map(|w| PlannedWorkload { repetitions: opts.repetitions, ..w }).collect()
+/// The GPU as NVML would describe it, from the plan's target and its GPU table.
+struct Gpu {
+    /// `NVIDIA H200`: what NVML reports (the table's first NVML name).
+    nvml_name: String,
+    memory_bytes: u64,
+    sms: u32,
+    power_limit_w: f64,
 }
 
-fn workloads(opts: &FixtureOptions) -> Vec<PlannedWorkload> {
-    let mut out = Vec::new();
-    let homogeneous: Vec<&'static Model> = if opts.full { vec![&S, &M, &L] } else { vec![&S, &L] };
-    let layouts: [(usize, &str); 4] = [(1, "7g"), (2, "3g"), (3, "2g"), (7, "1g")];
-    for m in &homogeneous {
-        let one = |class| vec![JobPlan { model: m, batch: 128, class }];
-        out.push(workload(33, Mode::Exclusive, "synthetic", one(None)));
-        out.push(workload(33, Mode::Mps, "synthetic", one(None)));
-        out.push(workload(33, Mode::Mig, "synthetic", one(Some("4g"))));
-        for (n, class) in layouts {
-            let jobs = |class| (0..n).map(|_| JobPlan { model: m, batch: 128, class }).collect::<Vec<_>>();
-            if n > 1 {
-                out.push(workload(33, Mode::Naive, "synthetic", jobs(None)));
-                out.push(workload(33, Mode::Mps, "synthetic", jobs(None)));
-            }
-            out.push(workload(33, Mode::Mig, "synthetic", jobs(Some(class))));
-            out.push(workload(33, Mode::MpsLimited, "synthetic", jobs(Some(class))));
-        }
-    }
-    // Data loading: resnet26 from generated image files.
-    for (mode, n) in [(Mode::Exclusive, 1), (Mode::Naive, 7), (Mode::Mps, 7)] {
-        out.push(workload(
-            33,
-            mode,
-            "generated",
-            (0..n).map(|_| JobPlan { model: &S, batch: 128, class: None }).collect(),
-        ));
-    }
-    // Heterogeneous mixes: S and M at batch 128, L at batch 32, alone first.
-    if !opts.full {
-        out.push(workload(37, Mode::Exclusive, "synthetic", vec![JobPlan { model: &M, batch: 128, class: None }]));
-    }
-    out.push(workload(37, Mode::Exclusive, "synthetic", vec![JobPlan { model: &L, batch: 32, class: None }]));
-    let mixes: &[&str] = if opts.full {
-        &[
-            "M+S", "M+2S", "2M+S", "M+3S", "2M+2S", "3M+S", "L+S", "L+2S", "L+3S", "L+M", "L+M+S", "L+2M", "L+M+2S",
-            "L+M+3S",
-        ]
-    } else {
-        &["M+S", "L+S", "L+M", "L+M+S", "L+M+2S", "L+2M"]
-    };
-    for mix in mixes {
-        let jobs = |mig: bool| -> Vec<JobPlan> {
-            let mut v = Vec::new();
-            for part in mix.split('+') {
-                let (n, c) = part.split_at(part.len() - 1);
-                let n: usize = if n.is_empty() { 1 } else { n.parse().unwrap_or(1) };
-                let (model, batch, class): (&'static Model, u32, &'static str) = match c {
-                    "S" => (&S, 128, "1g"),
-                    "M" => (&M, 128, "2g"),
-                    _ => (&L, 32, "4g"),
-                };
-                for _ in 0..n {
-                    v.push(JobPlan { model, batch, class: mig.then_some(class) });
-                }
-            }
-            v
-        };
-        for mode in [Mode::Naive, Mode::Mps, Mode::Mig] {
-            let mut w = workload(37, mode, "synthetic", jobs(mode == Mode::Mig));
-            w.label = mix.to_string();
-            w.id = format!("e37-{mix}-{mode}");
-            out.push(w);
-        }
-    }
-    out
-}
-
-fn workload(experiment: u32, mode: Mode, data: &str, jobs: Vec<JobPlan>) -> PlannedWorkload {
-    let n = jobs.len();
-    let model = jobs[0].model.name;
-    let label = if n == 1 { model.to_string() } else { format!("{n} × {model}") };
-    let slices: u32 =
-        jobs.iter().filter_map(|j| j.class).map(|c| c.trim_end_matches('g').parse::<u32>().unwrap_or(7)).sum();
-    let feasible = mode != Mode::Mig || slices <= 7;
-    let layout_tag =
-        jobs.first().and_then(|j| j.class).filter(|_| n == 1 && matches!(mode, Mode::Mig | Mode::MpsLimited));
-    let mut id = format!("e{experiment}-{model}-x{n}-{mode}");
-    if let Some(c) = layout_tag {
-        id.push_str(&format!("-{c}"));
-    }
-    if data != "synthetic" {
-        id.push_str(&format!("@{data}"));
-    }
-    PlannedWorkload {
-        id,
-        experiment,
-        label,
-        mode,
-        feasible,
-        reason: (!feasible).then(|| format!("needs {slices} of the GPU's 7 compute slices")),
-        repetitions: 2,
-        data: data.to_string(),
-        headline: n == 7 && model == "resnet26",
-        timeline: n == 7 && model == "resnet26",
-        form: Default::default(),
-        radt: None,
-        estimated_seconds: 60.0,
-        jobs: jobs.iter().map(|j| planned_job(j, mode, data)).collect(),
-    }
-}
-
-fn planned_job(j: &JobPlan, mode: Mode, data: &str) -> PlannedJob {
-    let class = j.class.filter(|_| matches!(mode, Mode::Mig | Mode::MpsLimited));
-    PlannedJob {
-        model: j.model.name.to_string(),
-        model_class: j.model.class.to_string(),
-        dataset: j.model.dataset.to_string(),
-        batch_size: j.batch,
-        mig_profile: class.filter(|_| mode == Mode::Mig).map(|c| profile(c).0.to_string()),
-        mig_class: class.map(str::to_string),
-        mps_limits: class.filter(|_| mode == Mode::MpsLimited).map(|c| MpsLimits {
-            active_thread_percentage: (profile_sms(c) / 132.0 * 100.0).round() as u32,
-            pinned_mem_limit_mib: (profile_mem_gib(c) * 1024.0) as u64,
-            stands_in_for: profile(c).0.to_string(),
-        }),
-        mig_slice: None,
-        data: JobData {
-            source: if data == "generated" { DataSource::Generated } else { DataSource::Synthetic },
-            name: j.model.dataset.to_string(),
-            path: None,
-            image_size: if j.model.dataset == "cifar10" { 32 } else { 64 },
-            train_count: j.model.train_count,
-            val_count: 10_000,
-            fraction: 1.0,
-            format: "png".into(),
-        },
-        training: Training::paper(j.batch),
+impl Gpu {
+    fn of(plan: &Plan) -> Result<Gpu> {
+        let project = colloc_spec::load_project(&project_root()).map_err(|d| anyhow!("{d}"))?;
+        let table = project.gpus.get(&plan.gpu.key).ok_or_else(|| anyhow!("no GPU table {}", plan.gpu.key))?;
+        let nvml = table.nvml_names.first().ok_or_else(|| anyhow!("GPU table {} has no NVML name", table.key))?;
+        Ok(Gpu {
+            nvml_name: format!("NVIDIA {nvml}"),
+            memory_bytes: (plan.gpu.memory_gib * GIB) as u64,
+            sms: plan.gpu.sms,
+            power_limit_w: plan.gpu.power_limit_watts,
+        })
     }
 }
 
@@ -285,71 +146,6 @@ fn hash(s: &str) -> u64 {
     s.bytes().fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64))
 }
 
-struct JobModel {
-    throughput: f64,
-    data_wait: f64,
-    busy: f64,
-    mem_bytes: f64,
-    cpu_pct: f64,
-    oom: bool,
-}
-
-fn simulate(w: &PlannedWorkload) -> Vec<JobModel> {
-    let models: Vec<&Model> = w
-        .jobs
-        .iter()
-        .map(|j| match j.model.as_str() {
-            "resnet26" => &S,
-            "resnet50" => &M,
-            _ => &L,
-        })
-        .collect();
-    let generated = w.data == "generated";
-    let demand: f64 = models.iter().map(|m| m.busy).sum();
-    let total_mem: f64 = w.jobs.iter().zip(&models).map(|(j, m)| mem_gib(m, j.batch_size)).sum();
-    w.jobs
-        .iter()
-        .zip(&models)
-        .map(|(j, m)| {
-            let batch_scale = if j.batch_size == 128 { 1.0 } else { 0.8 };
-            let alone = m.base * batch_scale * if generated { 0.55 } else { 1.0 };
-            let n = w.jobs.len() as f64;
-            let share = match w.mode {
-                Mode::Exclusive => 1.0,
-                Mode::Naive => (0.92 / demand).min(1.0) * (1.0 - 0.015 * (n - 1.0)),
-                Mode::Mps => (1.05 / demand).min(1.0) * (1.0 - 0.01 * (n - 1.0)),
-                Mode::Mig | Mode::MpsLimited => {
-                    let c = j.mig_class.as_deref().unwrap_or("7g");
-                    let s = (profile_sms(c) / 132.0 / m.busy).min(1.0);
-                    if w.mode == Mode::Mig {
-                        s
-                    } else {
-                        s * 0.95 * (1.0 - 0.01 * (n - 1.0))
-                    }
-                }
-            };
-            let mem = mem_gib(m, j.batch_size);
-            let limit = match w.mode {
-                Mode::Mig | Mode::MpsLimited => profile_mem_gib(j.mig_class.as_deref().unwrap_or("7g")),
-                _ => GPU_MEM as f64 / GIB,
-            };
-            let oom = mem > limit || (matches!(w.mode, Mode::Naive | Mode::Mps) && total_mem > GPU_MEM as f64 / GIB);
-            JobModel {
-                throughput: alone * share,
-                data_wait: if generated { 0.3 + 0.1 * (n - 1.0) / 6.0 } else { 0.01 },
-                busy: m.busy * share,
-                mem_bytes: mem * GIB,
-                cpu_pct: if generated { 390.0 } else { 105.0 },
-                oom,
-            }
-        })
-        .collect()
-}
-
-fn mem_gib(m: &Model, batch: u32) -> f64 {
-    m.mem_gib_b128 * (0.3 + 0.7 * batch as f64 / 128.0)
-}
-
 fn gz(text: &str) -> Result<Vec<u8>> {
     let mut e = GzEncoder::new(Vec::new(), flate2::Compression::default());
     e.write_all(text.as_bytes())?;
@@ -360,21 +156,108 @@ fn opt(v: Option<f64>) -> String {
     v.map(|x| format!("{x:.3}")).unwrap_or_default()
 }
 
-fn write_run(dir: &Path, opts: &FixtureOptions, w: &PlannedWorkload, rep: u32, clock: &mut f64) -> Result<()> {
-    let run_id = layout::run_id(&w.id, rep, 1);
+/// `2025-01-01T00:16:40Z` for a fixture clock in seconds.
+fn timestamp(clock: f64) -> String {
+    let s = clock as u64;
+    format!("2025-01-01T{:02}:{:02}:{:02}Z", (s / 3600) % 24, (s / 60) % 60, s % 60)
+}
+
+/// The run's outcome: infeasible, skipped (MIG unavailable), failed (out of memory) or ok.
+fn outcome(opts: &FixtureOptions, w: &PlannedWorkload, sims: &[JobModel]) -> (RunStatus, Option<String>) {
+    if !w.feasible {
+        return (RunStatus::Infeasible, w.reason.clone());
+    }
+    if w.mode == Mode::Mig && !opts.mig_available {
+        let why = "MIG mode could not be enabled on GPU 0: insufficient permissions";
+        return (RunStatus::Skipped, Some(why.to_string()));
+    }
+    match sims.iter().enumerate().find_map(|(i, s)| s.oom.as_ref().map(|m| (i, m))) {
+        Some((i, message)) => {
+            let model = &w.jobs[i].model;
+            (RunStatus::Failed, Some(format!("job {i} ({model}) ended before it was ready: out of memory: {message}")))
+        }
+        None => (RunStatus::Ok, None),
+    }
+}
+
+/// One job's event log: hello and versions, then either its out-of-memory end or its
+/// window of 1 Hz samples at the modelled speed.
+fn job_events(opts: &FixtureOptions, gpu: &Gpu, s: &JobModel, i: usize, seed: u64, t0: f64, wall0: f64) -> Vec<Event> {
+    let mut events = Vec::new();
+    let ev = |mono: f64, body: EventBody| Event { mono, wall: mono - t0 + wall0, job: i as u32, body };
+    events.push(ev(t0 - 4.0, EventBody::Hello { pid: 1000 + i as u32, protocol_version: 1, simulated: true }));
+    events.push(ev(
+        t0 - 4.0,
+        EventBody::Versions {
+            python: "3.10.12".into(),
+            torch: Some("2.3.1".into()),
+            timm: Some("0.9.5".into()),
+            cuda: Some("12.1".into()),
+            cudnn: Some("8902".into()),
+            device: Some(gpu.nvml_name.clone()),
+        },
+    ));
+    if let Some(message) = &s.oom {
+        events.push(ev(t0 - 2.0, EventBody::Error { kind: ErrorKind::Oom, message: message.clone() }));
+        events.push(ev(t0 - 2.0, EventBody::End { reason: EndReason::Oom, exit_code: 1 }));
+        return events;
+    }
+    events.push(ev(t0 - 1.0, EventBody::Ready { setup_seconds: 2.0, warmup_seconds: 1.0, warmup_steps: 20 }));
+    events.push(ev(t0, EventBody::Release));
+    let start = t0 + 0.2 + 0.1 * i as f64;
+    events.push(ev(start, EventBody::WindowStart { step: 1 }));
+    let mut t = start;
+    let mut step = 1;
+    let mut total = 0u64;
+    for k in 0..opts.window_seconds as u64 {
+        let secs = 1.0 + 0.02 * noise(&[seed, i as u64, k, 1]);
+        let tp = s.images_per_second * (1.0 + 0.02 * noise(&[seed, i as u64, k, 2]));
+        let images = (tp * secs).round() as u64;
+        t += secs;
+        step += (images / 128).max(1);
+        total += images;
+        events.push(ev(
+            t,
+            EventBody::Sample {
+                step,
+                images,
+                seconds: secs,
+                data_wait_seconds: s.data_wait_fraction * secs,
+                slow_data_steps: if s.data_wait_fraction > 0.1 { 3 } else { 0 },
+                loss: 6.9 - 0.01 * k as f64,
+            },
+        ));
+    }
+    let mem = s.memory_bytes as f64;
+    events.push(ev(
+        t,
+        EventBody::Memory {
+            allocated_bytes: (mem * 0.8) as u64,
+            reserved_bytes: (mem * 0.9) as u64,
+            peak_allocated_bytes: (mem * 0.85) as u64,
+            peak_reserved_bytes: (mem * 0.95) as u64,
+        },
+    ));
+    events.push(ev(t, EventBody::WindowEnd { step, images: total, seconds: t - start }));
+    events.push(ev(t, EventBody::End { reason: EndReason::WindowDone, exit_code: 0 }));
+    events
+}
+
+fn write_run(
+    dir: &Path,
+    opts: &FixtureOptions,
+    plan: &Plan,
+    gpu: &Gpu,
+    w: &PlannedWorkload,
+    rep: u32,
+    clock: &mut f64,
+) -> Result<()> {
+    let run_id = ids::run_id(&w.id, rep, 1);
     let run_dir = dir.join(layout::RUNS_DIR).join(&run_id);
     std::fs::create_dir_all(&run_dir)?;
-    let sims = simulate(w);
+    let sims = perf::model_workload(&plan.gpu, w).jobs;
     let seed = hash(&run_id);
-    let (status, reason) = if !w.feasible {
-        (RunStatus::Infeasible, w.reason.clone())
-    } else if w.mode == Mode::Mig && !opts.mig_available {
-        (RunStatus::Skipped, Some("MIG mode could not be enabled on GPU 0: insufficient permissions".to_string()))
-    } else if sims.iter().any(|s| s.oom) {
-        (RunStatus::Failed, Some("job 0 ran out of memory".to_string()))
-    } else {
-        (RunStatus::Ok, None)
-    };
+    let (status, reason) = outcome(opts, w, &sims);
     let ran = matches!(status, RunStatus::Ok | RunStatus::Failed);
     let t0 = *clock + 5.0;
     let window = opts.window_seconds as f64;
@@ -382,94 +265,105 @@ fn write_run(dir: &Path, opts: &FixtureOptions, w: &PlannedWorkload, rep: u32, c
     let mut jobs = Vec::new();
     if ran {
         for (i, s) in sims.iter().enumerate() {
-            let mut events = Vec::new();
-            let ev = |mono: f64, body: EventBody| Event { mono, wall: mono - t0 + wall0, job: i as u32, body };
-            events.push(ev(t0 - 4.0, EventBody::Hello { pid: 1000 + i as u32, protocol_version: 1, simulated: true }));
-            events.push(ev(
-                t0 - 4.0,
-                EventBody::Versions {
-                    python: "3.10.12".into(),
-                    torch: Some("2.3.1".into()),
-                    timm: Some("0.9.5".into()),
-                    cuda: Some("12.1".into()),
-                    cudnn: Some("8902".into()),
-                    device: Some(GPU_NAME.into()),
-                },
-            ));
-            if s.oom {
-                events.push(ev(
-                    t0 - 2.0,
-                    EventBody::Error { kind: ErrorKind::Oom, message: "CUDA out of memory".into() },
-                ));
-                events.push(ev(t0 - 2.0, EventBody::End { reason: EndReason::Oom, exit_code: 1 }));
-            } else {
-                events
-                    .push(ev(t0 - 1.0, EventBody::Ready { setup_seconds: 2.0, warmup_seconds: 1.0, warmup_steps: 20 }));
-                events.push(ev(t0, EventBody::Release));
-                let start = t0 + 0.2 + 0.1 * i as f64;
-                events.push(ev(start, EventBody::WindowStart { step: 1 }));
-                let mut t = start;
-                let mut step = 1;
-                let mut total = 0u64;
-                for k in 0..opts.window_seconds as u64 {
-                    let secs = 1.0 + 0.02 * noise(&[seed, i as u64, k, 1]);
-                    let tp = s.throughput * (1.0 + 0.02 * noise(&[seed, i as u64, k, 2]));
-                    let images = (tp * secs).round() as u64;
-                    t += secs;
-                    step += (images / 128).max(1);
-                    total += images;
-                    events.push(ev(
-                        t,
-                        EventBody::Sample {
-                            step,
-                            images,
-                            seconds: secs,
-                            data_wait_seconds: s.data_wait * secs,
-                            slow_data_steps: if s.data_wait > 0.1 { 3 } else { 0 },
-                            loss: 6.9 - 0.01 * k as f64,
-                        },
-                    ));
-                }
-                events.push(ev(
-                    t,
-                    EventBody::Memory {
-                        allocated_bytes: (s.mem_bytes * 0.8) as u64,
-                        reserved_bytes: (s.mem_bytes * 0.9) as u64,
-                        peak_allocated_bytes: (s.mem_bytes * 0.85) as u64,
-                        peak_reserved_bytes: (s.mem_bytes * 0.95) as u64,
-                    },
-                ));
-                events.push(ev(t, EventBody::WindowEnd { step, images: total, seconds: t - start }));
-                events.push(ev(t, EventBody::End { reason: EndReason::WindowDone, exit_code: 0 }));
-            }
             let mut text = String::new();
-            for e in &events {
-                text.push_str(&serde_json::to_string(e)?);
+            for e in job_events(opts, gpu, s, i, seed, t0, wall0) {
+                text.push_str(&serde_json::to_string(&e)?);
                 text.push('\n');
             }
             std::fs::write(run_dir.join(layout::job_events(i)), text)?;
             std::fs::write(
                 run_dir.join(layout::job_stderr(i)),
-                if s.oom { "RuntimeError: CUDA out of memory\n" } else { "" },
+                if s.oom.is_some() { "RuntimeError: CUDA out of memory\n" } else { "" },
             )?;
-            jobs.push(JobRecord {
-                index: i as u32,
-                command: vec!["python".into(), "workloads/train.py".into(), "--job-file".into(), layout::job_file(i)],
-                env: BTreeMap::from([("CUDA_VISIBLE_DEVICES".to_string(), "0".to_string())]),
-                pid: Some(1000 + i as u32),
-                exit_code: Some(if s.oom { 1 } else { 0 }),
-                signal: None,
-                device: Some("GPU-00000000-0000-0000-0000-000000000000".into()),
-                versions: Some(serde_json::json!({"python": "3.10.12", "torch": "2.3.1", "timm": "0.9.5", "cuda": "12.1", "cudnn": "8902"})),
-                started_wall: Some(wall0 - 4.0),
-                ended_wall: Some(wall0 + window),
-                failure: s.oom.then(|| "out of memory".to_string()),
-            });
+            jobs.push(job_record(i, s, wall0, window));
         }
     }
     if status == RunStatus::Ok {
-        write_telemetry(&run_dir, w, &sims, t0, window, wall0, seed)?;
+        write_telemetry(&run_dir, gpu, w, &sims, t0, window, wall0, seed)?;
     }
+    let (mig, mps) = mode_info(w, status);
+    let started = timestamp(*clock);
+    *clock += if ran { window + 10.0 } else { 1.0 };
+    let ended = timestamp(*clock);
+    let mut protocol = plan.protocol.clone();
+    if let ProtocolKind::Quick { window_seconds, .. } = &mut protocol.kind {
+        *window_seconds = window;
+    }
+    let meta = RunMeta {
+        format_version: colloc_trace::FORMAT_VERSION,
+        run_id: run_id.clone(),
+        campaign: opts.name.clone(),
+        workload_id: w.id.clone(),
+        experiment: w.experiment,
+        repetition: rep,
+        attempt: 1,
+        status,
+        reason,
+        mode: w.mode.to_string(),
+        simulated: true,
+        workload: serde_json::to_value(w)?,
+        protocol: serde_json::to_value(&protocol)?,
+        gpu: Some(gpu_info(gpu, w, opts)),
+        mps,
+        mig,
+        host: HostInfo {
+            hostname: Some("sim-host".into()),
+            cpu_model: Some(format!("Simulated {}-core CPU", perf::HOST_CORES)),
+            cpu_cores: Some(perf::HOST_CORES as u32),
+            memory_total_bytes: Some(128 * 1024 * 1024 * 1024),
+            kernel: Some("6.1.0".into()),
+            os: Some("Debian GNU/Linux 12".into()),
+        },
+        software: SoftwareInfo {
+            runner_version: "0.1.0".into(),
+            git_commit: Some("0000000".into()),
+            git_dirty: Some(false),
+            plan_hash: "f".repeat(64),
+            spec_hash: Some(plan.spec_hash.clone()),
+        },
+        telemetry: TelemetryInfo {
+            rate_hz: 1.0,
+            samples: if status == RunStatus::Ok { opts.window_seconds as u64 + 4 } else { 0 },
+            source: "simulated".into(),
+            unavailable: if w.mode == Mode::Mig {
+                BTreeMap::from([(
+                    "sm_activity_pct".to_string(),
+                    "whole-GPU GPM metrics are not available in MIG mode".to_string(),
+                )])
+            } else {
+                BTreeMap::new()
+            },
+            sampler_cpu_seconds: None,
+        },
+        jobs,
+        started_at: started,
+        ended_at: ended,
+        release_mono: ran.then_some(t0),
+    };
+    std::fs::write(run_dir.join(layout::META), serde_json::to_string_pretty(&meta)? + "\n")?;
+    Ok(())
+}
+
+fn job_record(i: usize, s: &JobModel, wall0: f64, window: f64) -> JobRecord {
+    JobRecord {
+        index: i as u32,
+        command: vec!["python".into(), "workloads/train.py".into(), "--job-file".into(), layout::job_file(i)],
+        env: BTreeMap::from([("CUDA_VISIBLE_DEVICES".to_string(), "0".to_string())]),
+        pid: Some(1000 + i as u32),
+        exit_code: Some(if s.oom.is_some() { 1 } else { 0 }),
+        signal: None,
+        device: Some("GPU-00000000-0000-0000-0000-000000000000".into()),
+        versions: Some(
+            serde_json::json!({"python": "3.10.12", "torch": "2.3.1", "timm": "0.9.5", "cuda": "12.1", "cudnn": "8902"}),
+        ),
+        started_wall: Some(wall0 - 4.0),
+        ended_wall: Some(wall0 + window),
+        failure: s.oom.as_ref().map(|_| "out of memory".to_string()),
+    }
+}
+
+/// The MIG instances of a MIG run that ran, and the MPS daemon of an MPS run.
+fn mode_info(w: &PlannedWorkload, status: RunStatus) -> (Option<MigInfo>, Option<MpsInfo>) {
     let mig = (w.mode == Mode::Mig && status == RunStatus::Ok).then(|| MigInfo {
         instances: w
             .jobs
@@ -496,93 +390,36 @@ fn write_run(dir: &Path, opts: &FixtureOptions, w: &PlannedWorkload, rep: u32, c
             .collect(),
         pinned_mem_limit_mib: w.jobs.iter().map(|j| j.mps_limits.as_ref().map(|l| l.pinned_mem_limit_mib)).collect(),
     });
-    let started = format!(
-        "2025-01-01T{:02}:{:02}:{:02}Z",
-        (*clock as u64 / 3600) % 24,
-        (*clock as u64 / 60) % 60,
-        *clock as u64 % 60
-    );
-    *clock += if ran { window + 10.0 } else { 1.0 };
-    let ended = format!(
-        "2025-01-01T{:02}:{:02}:{:02}Z",
-        (*clock as u64 / 3600) % 24,
-        (*clock as u64 / 60) % 60,
-        *clock as u64 % 60
-    );
-    let meta = RunMeta {
-        format_version: colloc_trace::FORMAT_VERSION,
-        run_id: run_id.clone(),
-        campaign: opts.name.clone(),
-        workload_id: w.id.clone(),
-        experiment: w.experiment,
-        repetition: rep,
-        attempt: 1,
-        status,
-        reason,
-        mode: w.mode.to_string(),
-        simulated: true,
-        workload: serde_json::to_value(w)?,
-        protocol: serde_json::json!({"name": "quick", "kind": "quick", "warmup_steps": 20, "window_seconds": window, "sample_every": 10, "timeout_seconds": 600.0}),
-        gpu: Some(GpuInfo {
-            index: 0,
-            name: GPU_NAME.into(),
-            uuid: "GPU-00000000-0000-0000-0000-000000000000".into(),
-            driver_version: Some("570.124.06".into()),
-            cuda_version: Some("12.8".into()),
-            nvml_version: Some("12.570.124.06".into()),
-            architecture: Some("Hopper".into()),
-            memory_total_bytes: Some(GPU_MEM),
-            sm_count: Some(132),
-            mig_mode_current: Some(w.mode == Mode::Mig && opts.mig_available),
-            mig_mode_pending: Some(false),
-            compute_mode: Some("Default".into()),
-            persistence_mode: Some(true),
-            power_limit_watts: Some(700.0),
-            clocks_max_mhz: BTreeMap::from([("sm".to_string(), 1980)]),
-            clocks_applied_mhz: BTreeMap::from([("sm".to_string(), 1980)]),
-        }),
-        mps,
-        mig,
-        host: HostInfo {
-            hostname: Some("sim-host".into()),
-            cpu_model: Some("Simulated 16-core CPU".into()),
-            cpu_cores: Some(16),
-            memory_total_bytes: Some(128 * 1024 * 1024 * 1024),
-            kernel: Some("6.1.0".into()),
-            os: Some("Debian GNU/Linux 12".into()),
-        },
-        software: SoftwareInfo {
-            runner_version: "0.1.0".into(),
-            git_commit: Some("0000000".into()),
-            git_dirty: Some(false),
-            plan_hash: "f".repeat(64),
-            spec_hash: None,
-        },
-        telemetry: TelemetryInfo {
-            rate_hz: 1.0,
-            samples: if status == RunStatus::Ok { opts.window_seconds as u64 + 4 } else { 0 },
-            source: "simulated".into(),
-            unavailable: if w.mode == Mode::Mig {
-                BTreeMap::from([(
-                    "sm_activity_pct".to_string(),
-                    "whole-GPU GPM metrics are not available in MIG mode".to_string(),
-                )])
-            } else {
-                BTreeMap::new()
-            },
-            sampler_cpu_seconds: None,
-        },
-        jobs,
-        started_at: started,
-        ended_at: ended,
-        release_mono: ran.then_some(t0),
-    };
-    std::fs::write(run_dir.join(layout::META), serde_json::to_string_pretty(&meta)? + "\n")?;
-    Ok(())
+    (mig, mps)
 }
 
+fn gpu_info(gpu: &Gpu, w: &PlannedWorkload, opts: &FixtureOptions) -> GpuInfo {
+    GpuInfo {
+        index: 0,
+        name: gpu.nvml_name.clone(),
+        uuid: "GPU-00000000-0000-0000-0000-000000000000".into(),
+        driver_version: Some("570.124.06".into()),
+        cuda_version: Some("12.8".into()),
+        nvml_version: Some("12.570.124.06".into()),
+        architecture: Some("Hopper".into()),
+        memory_total_bytes: Some(gpu.memory_bytes),
+        sm_count: Some(gpu.sms),
+        mig_mode_current: Some(w.mode == Mode::Mig && opts.mig_available),
+        mig_mode_pending: Some(false),
+        compute_mode: Some("Default".into()),
+        persistence_mode: Some(true),
+        power_limit_watts: Some(gpu.power_limit_w),
+        clocks_max_mhz: BTreeMap::from([("sm".to_string(), 1980)]),
+        clocks_applied_mhz: BTreeMap::from([("sm".to_string(), 1980)]),
+    }
+}
+
+/// Whole-GPU samples at 1 Hz from a second before the window to after it (plus one row per
+/// MIG instance under MIG), and each job's process samples.
+#[allow(clippy::too_many_arguments)]
 fn write_telemetry(
     run_dir: &Path,
+    gpu: &Gpu,
     w: &PlannedWorkload,
     sims: &[JobModel],
     t0: f64,
@@ -593,26 +430,27 @@ fn write_telemetry(
     let mig = w.mode == Mode::Mig;
     let mut tel = colloc_trace::telemetry::GPU_COLUMNS.join(",") + "\n";
     let mut procs = colloc_trace::telemetry::PROCESS_COLUMNS.join(",") + "\n";
-    let busy: f64 = sims.iter().map(|s| s.busy).sum::<f64>().min(1.0);
-    let mem_used: f64 = sims.iter().map(|s| s.mem_bytes).sum::<f64>() + 0.5 * GIB;
+    let busy: f64 = sims.iter().map(|s| s.sm_activity).sum::<f64>().min(1.0);
+    let mem_used: f64 = sims.iter().map(|s| s.memory_bytes as f64).sum::<f64>() + 0.5 * GIB;
     let mut energy = 5.0e6;
     let n = window as u64 + 4;
     for k in 0..n {
         let t = t0 - 1.0 + k as f64;
         let active = t >= t0 && t <= t0 + window + 0.5;
         let b = if active { busy * (1.0 + 0.03 * noise(&[seed, k, 7])) } else { 0.02 };
-        let power = 90.0 + 560.0 * b;
+        let power = gpu.power_limit_w * (0.13 + 0.8 * b.min(1.0));
         energy += power;
-        let sm = (100.0 * b * 0.92).min(99.0);
+        let sm = (100.0 * b).min(99.0);
         let wall = t - t0 + wall0;
         let used = if active { mem_used } else { 0.5 * GIB };
         let gpm = |v: f64| if mig { None } else { Some(v) };
         writeln!(
             tel,
-            "{t:.3},{wall:.3},-1,{:.1},{energy:.1},{:.0},{:.0},{used:.0},{GPU_MEM},1980,2619,45,0,{},{},{},{}",
+            "{t:.3},{wall:.3},-1,{:.1},{energy:.1},{:.0},{:.0},{used:.0},{},1980,2619,45,0,{},{},{},{}",
             power,
             (b * 100.0 + 5.0).min(100.0),
             b * 60.0,
+            gpu.memory_bytes,
             opt(gpm(sm)),
             opt(gpm(sm * 0.45)),
             opt(gpm(sm * 0.04)),
@@ -620,16 +458,16 @@ fn write_telemetry(
         )?;
         if mig {
             for (i, (s, j)) in sims.iter().zip(&w.jobs).enumerate() {
-                let c = j.mig_class.as_deref().unwrap_or("7g");
-                let share = profile_sms(c) / 132.0;
-                let bi = if active { (s.busy / share).min(1.0) } else { 0.02 };
-                let smi = 100.0 * bi * 0.92;
+                let slice = j.mig_slice.as_ref().ok_or_else(|| anyhow!("job {i} has no MIG slice"))?;
+                let share = slice.sms as f64 / gpu.sms as f64;
+                let bi = if active { (s.sm_activity / share).min(1.0) } else { 0.02 };
+                let smi = 100.0 * bi;
                 writeln!(
                     tel,
-                    "{t:.3},{wall:.3},{},,,,,{:.0},{:.0},,,,,{:.3},{:.3},{:.3},{:.3}",
+                    "{t:.3},{wall:.3},{},,,,,{:.0},{},,,,,{:.3},{:.3},{:.3},{:.3}",
                     1 + i,
-                    if active { s.mem_bytes + 0.1 * GIB } else { 0.1 * GIB },
-                    profile_mem_gib(c) * GIB,
+                    if active { s.memory_bytes as f64 + 0.1 * GIB } else { 0.1 * GIB },
+                    slice.memory_bytes,
                     smi,
                     smi * 0.45,
                     smi * 0.04,
@@ -640,10 +478,11 @@ fn write_telemetry(
         for (i, s) in sims.iter().enumerate() {
             writeln!(
                 procs,
-                "{t:.3},{wall:.3},{i},5,{:.1},{:.0},{:.0}",
+                "{t:.3},{wall:.3},{i},{},{:.1},{},{:.0}",
+                s.processes,
                 if active { s.cpu_pct * (1.0 + 0.05 * noise(&[seed, k, i as u64, 9])) } else { 20.0 },
-                3.0 * GIB,
-                if active { s.mem_bytes + 0.5 * GIB } else { 0.5 * GIB },
+                s.rss_bytes,
+                if active { s.memory_bytes as f64 + 0.5 * GIB } else { 0.5 * GIB },
             )?;
         }
     }

@@ -2,12 +2,18 @@
 
 use colloc_analysis::testkit::{write_campaign, FixtureOptions};
 use colloc_analysis::{analyse, Results};
+use colloc_plan::Plan;
 use colloc_spec::Mode;
 use colloc_trace::meta::RunStatus;
 use std::path::Path;
 
 fn fixture(root: &Path, opts: FixtureOptions) -> std::path::PathBuf {
     write_campaign(root, &opts).expect("fixture campaign")
+}
+
+/// The fixture's plan, as `cargo xtask reproduce` passes the campaign's plan to the analysis.
+fn plan(opts: &FixtureOptions) -> Plan {
+    colloc_analysis::testkit::plan(opts).expect("fixture plan")
 }
 
 fn workload<'a>(r: &'a Results, id: &str) -> &'a colloc_analysis::WorkloadResult {
@@ -17,52 +23,53 @@ fn workload<'a>(r: &'a Results, id: &str) -> &'a colloc_analysis::WorkloadResult
 #[test]
 fn analyses_a_fixture_campaign() {
     let d = tempfile::tempdir().unwrap();
-    let dir = fixture(d.path(), FixtureOptions::default());
-    let r = analyse(&dir).unwrap();
+    let opts = FixtureOptions::default();
+    let dir = fixture(d.path(), opts.clone());
+    let r = analyse(&dir, Some(&plan(&opts))).unwrap();
     assert!(r.simulated);
     assert_eq!(r.primary_data, "synthetic");
     assert_eq!(r.provenance.gpu_names, vec!["NVIDIA H200".to_string()]);
     assert_eq!(r.provenance.manifest_sha256.len(), 64);
 
     // Alone: ratio 1 up to noise; the baseline is the exclusive run.
-    let alone = workload(&r, "e33-resnet26-x1-exclusive");
+    let alone = workload(&r, "e33-resnet26-cifar10-x1-exclusive@syn");
     assert_eq!(alone.status, RunStatus::Ok);
-    let ratio = alone.aggregate_ratio.unwrap();
+    let ratio = alone.stats.aggregate_ratio.unwrap();
     assert!((ratio.median - 1.0).abs() < 0.05, "{ratio:?}");
     assert_eq!(ratio.n, 2);
     let b = r.baselines.iter().find(|b| b.model == "resnet26" && b.data == "synthetic").unwrap();
     assert_eq!(b.mode, Mode::Exclusive);
-    assert!((b.throughput.median - 3200.0).abs() < 100.0, "{b:?}");
-    let epoch = b.epoch_seconds.unwrap().median;
-    assert!((epoch - 50_000.0 / b.throughput.median).abs() < 1.0);
+    assert!((b.stats.throughput.unwrap().median - 3200.0).abs() < 100.0, "{b:?}");
+    let epoch = b.stats.epoch_seconds.unwrap().median;
+    assert!((epoch - 50_000.0 / b.stats.throughput.unwrap().median).abs() < 1.0);
 
     // Seven small jobs under MPS: more in total, each slower.
-    let mps7 = workload(&r, "e33-resnet26-x7-mps");
-    assert!(mps7.aggregate_ratio.unwrap().median > 2.0, "{:?}", mps7.aggregate_ratio);
-    assert!(mps7.per_job_slowdown.unwrap().median > 1.5);
-    assert!(mps7.per_job_epoch_seconds.unwrap().median > epoch);
+    let mps7 = workload(&r, "e33-resnet26-cifar10-x7-mps@syn");
+    assert!(mps7.stats.aggregate_ratio.unwrap().median > 2.0, "{:?}", mps7.stats.aggregate_ratio);
+    assert!(mps7.stats.per_job_slowdown.unwrap().median > 1.5);
+    assert!(mps7.stats.per_job_epoch_seconds.unwrap().median > epoch);
     assert_eq!(mps7.job_stats.len(), 7);
-    let u = mps7.sm_activity_pct.unwrap();
+    let u = mps7.stats.sm_activity_pct.unwrap();
     assert!(u.median > 50.0 && u.median <= 100.0, "{u:?}");
-    assert!(mps7.energy_per_image_j.unwrap().median > 0.0);
-    assert!(mps7.cpu_cores_total.unwrap().median > 5.0);
+    assert!(mps7.stats.energy_per_image_j.unwrap().median > 0.0);
+    assert!(mps7.stats.cpu_cores_total.unwrap().median > 5.0);
 
     // MIG could not be enabled: skipped with the reason, mps-limited measured instead.
-    let mig7 = workload(&r, "e33-resnet26-x7-mig");
+    let mig7 = workload(&r, "e33-resnet26-cifar10-x7-mig1g@syn");
     assert_eq!(mig7.status, RunStatus::Skipped);
     assert!(mig7.reasons[0].contains("MIG mode could not be enabled"));
-    assert!(mig7.aggregate_ratio.is_none());
+    assert!(mig7.stats.aggregate_ratio.is_none());
     assert_eq!(mig7.layout, "1g×7");
-    let lim7 = workload(&r, "e33-resnet26-x7-mps-limited");
+    let lim7 = workload(&r, "e33-resnet26-cifar10-x7-mpslim1g@syn");
     assert_eq!(lim7.status, RunStatus::Ok);
 
     // Seven large jobs do not fit the GPU's memory.
-    let big = workload(&r, "e33-resnet152-x7-naive");
+    let big = workload(&r, "e33-resnet152-imagenet-x7-naive@syn");
     assert_eq!(big.status, RunStatus::Failed);
     assert!(big.reasons.iter().any(|s| s.contains("out of memory")));
 
     // Mixes that need more than seven slices are infeasible under MIG.
-    let inf = workload(&r, "e37-L+M+2S-mig");
+    let inf = workload(&r, "e37-L+M+2S-mig@syn");
     assert_eq!(inf.status, RunStatus::Infeasible);
     assert!(!inf.feasible);
 
@@ -74,11 +81,12 @@ fn analyses_a_fixture_campaign() {
 
     // A mix of models is compared on each job over its model alone, not on raw images per
     // second (which a mode starving the slower model would win).
-    let (mix_naive, mix_mps) = (workload(&r, "e37-M+S-naive"), workload(&r, "e37-M+S-mps"));
+    let (mix_naive, mix_mps) = (workload(&r, "e37-M+S-naive@syn"), workload(&r, "e37-M+S-mps@syn"));
     let c = r.comparisons.iter().find(|c| c.config == mix_mps.config).unwrap();
     assert!(c.normalised);
-    let on_ratio = mix_mps.aggregate_ratio.unwrap().median / mix_naive.aggregate_ratio.unwrap().median;
-    let on_raw = mix_mps.aggregate_throughput.unwrap().median / mix_naive.aggregate_throughput.unwrap().median;
+    let on_ratio = mix_mps.stats.aggregate_ratio.unwrap().median / mix_naive.stats.aggregate_ratio.unwrap().median;
+    let on_raw =
+        mix_mps.stats.aggregate_throughput.unwrap().median / mix_naive.stats.aggregate_throughput.unwrap().median;
     assert!((c.mps_over_naive.unwrap() - on_ratio).abs() < 1e-9, "{c:?}");
     assert!((on_ratio - on_raw).abs() > 1e-6, "the fixture should tell the two bases apart");
 
@@ -95,9 +103,10 @@ fn analyses_a_fixture_campaign() {
 #[test]
 fn mig_instances_are_measured_when_mig_is_available() {
     let d = tempfile::tempdir().unwrap();
-    let dir = fixture(d.path(), FixtureOptions { mig_available: true, repetitions: 1, ..Default::default() });
-    let r = analyse(&dir).unwrap();
-    let mig7 = workload(&r, "e33-resnet26-x7-mig");
+    let opts = FixtureOptions { mig_available: true, repetitions: 1, ..Default::default() };
+    let dir = fixture(d.path(), opts.clone());
+    let r = analyse(&dir, Some(&plan(&opts))).unwrap();
+    let mig7 = workload(&r, "e33-resnet26-cifar10-x7-mig1g@syn");
     assert_eq!(mig7.status, RunStatus::Ok);
     // Whole-GPU GPM metrics are empty under MIG: the instances' mean is used.
     let run = r.runs.iter().find(|x| x.workload_id == mig7.id).unwrap();
@@ -115,13 +124,13 @@ fn mig_instances_are_measured_when_mig_is_available() {
 fn a_tampered_trace_is_refused_naming_the_file() {
     let d = tempfile::tempdir().unwrap();
     let dir = fixture(d.path(), FixtureOptions { repetitions: 1, ..Default::default() });
-    let victim = dir.join("runs/e33-resnet26-x7-mps.r1/job-3.events.jsonl");
+    let victim = dir.join("runs/e33-resnet26-cifar10-x7-mps@syn.r1/job-3.events.jsonl");
     let mut bytes = std::fs::read(&victim).unwrap();
     let i = bytes.len() / 2;
     bytes[i] ^= 0x01;
     std::fs::write(&victim, &bytes).unwrap();
-    let err = format!("{:#}", analyse(&dir).unwrap_err());
-    assert!(err.contains("runs/e33-resnet26-x7-mps.r1/job-3.events.jsonl"), "{err}");
+    let err = format!("{:#}", analyse(&dir, None).unwrap_err());
+    assert!(err.contains("runs/e33-resnet26-cifar10-x7-mps@syn.r1/job-3.events.jsonl"), "{err}");
     assert!(err.contains("checksum differs"), "{err}");
 }
 
@@ -129,19 +138,22 @@ fn a_tampered_trace_is_refused_naming_the_file() {
 fn missing_extra_and_truncated_files_are_refused() {
     let d = tempfile::tempdir().unwrap();
     let dir = fixture(d.path(), FixtureOptions { repetitions: 1, ..Default::default() });
-    let run = dir.join("runs/e33-resnet26-x2-naive.r1");
+    let run = dir.join("runs/e33-resnet26-cifar10-x2-naive@syn.r1");
     std::fs::remove_file(run.join("telemetry.csv.gz")).unwrap();
     std::fs::write(run.join("notes.txt"), "extra").unwrap();
     let meta = run.join("meta.json");
     let text = std::fs::read(&meta).unwrap();
     std::fs::write(&meta, &text[..text.len() - 10]).unwrap();
-    let err = format!("{:#}", analyse(&dir).unwrap_err());
-    assert!(err.contains("e33-resnet26-x2-naive.r1/telemetry.csv.gz: listed in SHA256SUMS but missing"), "{err}");
-    assert!(err.contains("e33-resnet26-x2-naive.r1/notes.txt: present but not listed"), "{err}");
-    assert!(err.contains("e33-resnet26-x2-naive.r1/meta.json: checksum differs"), "{err}");
+    let err = format!("{:#}", analyse(&dir, None).unwrap_err());
+    assert!(
+        err.contains("e33-resnet26-cifar10-x2-naive@syn.r1/telemetry.csv.gz: listed in SHA256SUMS but missing"),
+        "{err}"
+    );
+    assert!(err.contains("e33-resnet26-cifar10-x2-naive@syn.r1/notes.txt: present but not listed"), "{err}");
+    assert!(err.contains("e33-resnet26-cifar10-x2-naive@syn.r1/meta.json: checksum differs"), "{err}");
 
     std::fs::remove_file(dir.join("SHA256SUMS")).unwrap();
-    let err = format!("{:#}", analyse(&dir).unwrap_err());
+    let err = format!("{:#}", analyse(&dir, None).unwrap_err());
     assert!(err.contains("no SHA256SUMS"), "{err}");
 }
 
@@ -149,8 +161,8 @@ fn missing_extra_and_truncated_files_are_refused() {
 fn analysis_is_deterministic() {
     let d = tempfile::tempdir().unwrap();
     let a = fixture(d.path(), FixtureOptions { name: "a".into(), ..Default::default() });
-    let one = serde_json::to_string(&analyse(&a).unwrap()).unwrap();
-    let two = serde_json::to_string(&analyse(&a).unwrap()).unwrap();
+    let one = serde_json::to_string(&analyse(&a, None).unwrap()).unwrap();
+    let two = serde_json::to_string(&analyse(&a, None).unwrap()).unwrap();
     if let Some(i) = one.bytes().zip(two.bytes()).position(|(a, b)| a != b) {
         let from = i.saturating_sub(300);
         panic!(
@@ -165,9 +177,11 @@ fn analysis_is_deterministic() {
 #[test]
 fn a_campaign_of_150_runs_is_analysed_in_seconds() {
     let d = tempfile::tempdir().unwrap();
-    let dir = fixture(d.path(), FixtureOptions { full: true, window_seconds: 30, ..Default::default() });
+    let opts = FixtureOptions { full: true, window_seconds: 30, ..Default::default() };
+    let dir = fixture(d.path(), opts.clone());
+    let plan = plan(&opts);
     let start = std::time::Instant::now();
-    let r = analyse(&dir).unwrap();
+    let r = analyse(&dir, Some(&plan)).unwrap();
     let took = start.elapsed();
     eprintln!("analysed {} runs in {:.2} s", r.runs.len(), took.as_secs_f64());
     assert!(r.runs.len() >= 140, "{}", r.runs.len());
@@ -179,23 +193,25 @@ fn a_campaign_missing_planned_runs_says_which() {
     let d = tempfile::tempdir().unwrap();
     let opts = FixtureOptions { repetitions: 1, ..Default::default() };
     let dir = fixture(d.path(), opts.clone());
-    let mut r = analyse(&dir).unwrap();
+    let r = analyse(&dir, None).unwrap();
     assert_eq!(r.incomplete(), None, "without a plan nothing is said");
-    let mut plan = colloc_analysis::testkit::planned_workloads(&opts);
+    let mut plan = plan(&opts);
     let made = r.runs.len();
-    r.compare_with_plan(&plan);
+    let r = analyse(&dir, Some(&plan)).unwrap();
     assert_eq!((r.incomplete(), r.provenance.planned_runs, r.pending.len()), (None, Some(made), 0));
     // A second repetition of the first workload, and a MIG workload that cannot be laid out.
-    plan[0].repetitions = 2;
-    let mut later = plan[0].clone();
+    let plan_workloads = &mut plan.workloads;
+    plan_workloads[0].repetitions = 2;
+    let mut later = plan_workloads[0].clone();
     later.id = "e99-later-mig@syn".to_string();
     later.mode = Mode::Mig;
     later.feasible = false;
     later.reason = Some("needs 8 of 7 compute slices".to_string());
     later.repetitions = 1;
-    plan.push(later);
-    r.compare_with_plan(&plan);
-    assert_eq!(r.provenance.missing_runs, vec![format!("{}.r2", plan[0].id), "e99-later-mig@syn.r1".to_string()]);
+    plan_workloads.push(later);
+    let r = analyse(&dir, Some(&plan)).unwrap();
+    let first = &plan.workloads[0].id;
+    assert_eq!(r.provenance.missing_runs, vec![format!("{first}.r2"), "e99-later-mig@syn.r1".to_string()]);
     assert_eq!(r.incomplete().unwrap(), format!("{made} of {} planned runs made, 2 not yet", made + 2));
     assert_eq!(r.pending.len(), 1, "only the workload without any run is pending");
     assert!(!r.pending[0].feasible && r.pending[0].mode == Mode::Mig);

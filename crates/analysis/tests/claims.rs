@@ -1,7 +1,7 @@
 //! The declared claims use known queries and evaluate on a fixture campaign.
 
-use colloc_analysis::claims::{evaluate, validate_claims, Verdict};
 use colloc_analysis::testkit::{write_campaign, FixtureOptions};
+use colloc_analysis::{evaluate, validate_claims, Verdict};
 use colloc_spec::claims::{parse_claims_yaml, ClaimSpec};
 use std::path::Path;
 
@@ -23,8 +23,9 @@ fn declared_claims_name_known_queries() {
 #[test]
 fn claims_evaluate_on_a_fixture() {
     let d = tempfile::tempdir().unwrap();
-    let dir = write_campaign(d.path(), &FixtureOptions::default()).unwrap();
-    let results = colloc_analysis::analyse(&dir).unwrap();
+    let opts = FixtureOptions::default();
+    let dir = write_campaign(d.path(), &opts).unwrap();
+    let results = colloc_analysis::analyse(&dir, Some(&colloc_analysis::testkit::plan(&opts).unwrap())).unwrap();
     let out = evaluate(&results, &project_claims()).unwrap();
     for c in &out {
         eprintln!(

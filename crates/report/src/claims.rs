@@ -1,10 +1,14 @@
 //! The claims check: `paper/claims.md`, the claims table and the console summary. The paper's
 //! numbers appear here and nowhere among the measurements.
 
-use colloc_analysis::claims::{CheckOutcome, ClaimOutcome, Verdict};
-use colloc_analysis::Results;
+use colloc_analysis::{CheckOutcome, ClaimOutcome, Results, Verdict};
+
+use colloc_spec::gpu::GpuTable;
 
 use crate::tables::{Cell, Column, Table, SIMULATED_NOTE};
+
+/// What the claims table says of its checks.
+const RELATIVE: &str = "the checks are relative (ratios, orderings), not absolute numbers.";
 
 /// The paper's number as text: `up to 4× (arXiv abstract)`.
 fn paper_text(c: &ClaimOutcome) -> String {
@@ -40,7 +44,7 @@ fn verdict_text(c: &ClaimOutcome) -> String {
     }
 }
 
-pub fn table(results: &Results, claims: &[ClaimOutcome]) -> Table {
+pub(crate) fn table(results: &Results, claims: &[ClaimOutcome], paper_gpu: Option<&GpuTable>) -> Table {
     let rows = claims
         .iter()
         .map(|c| {
@@ -69,16 +73,16 @@ pub fn table(results: &Results, claims: &[ClaimOutcome]) -> Table {
             Column::text("Verdict"),
         ],
         rows,
-        notes: vec![
-            "The paper ran on an NVIDIA A100 40GB; the checks are relative (ratios, orderings), not absolute numbers."
-                .to_string(),
-        ],
+        notes: vec![match paper_gpu {
+            Some(g) => format!("The paper ran on an {}; {RELATIVE}", g.name),
+            None => format!("The {RELATIVE}"),
+        }],
         simulated: results.simulated,
     }
 }
 
 /// `paper/claims.md`.
-pub fn markdown(results: &Results, claims: &[ClaimOutcome]) -> String {
+pub(crate) fn markdown(results: &Results, claims: &[ClaimOutcome]) -> String {
     let mut out = String::from("# The paper's claims, checked\n\n");
     if results.simulated {
         out.push_str(&format!(

@@ -4,11 +4,11 @@
 use colloc_analysis::Stats;
 
 /// The text for a missing value.
-pub const MISSING: &str = "—";
+pub(crate) const MISSING: &str = "—";
 
 /// What a number measures, which fixes its decimals.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Quantity {
+pub(crate) enum Quantity {
     /// images/s, no decimals.
     Throughput,
     /// ×, two decimals.
@@ -33,11 +33,11 @@ pub enum Quantity {
     Plain,
 }
 
-pub const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+pub(crate) const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
 impl Quantity {
     /// The value in the unit shown (bytes → GiB, share → %).
-    pub fn scale(self, v: f64) -> f64 {
+    pub(crate) fn scale(self, v: f64) -> f64 {
         match self {
             Quantity::GiB => v / GIB,
             Quantity::Share => v * 100.0,
@@ -45,7 +45,7 @@ impl Quantity {
         }
     }
 
-    pub fn decimals(self) -> usize {
+    pub(crate) fn decimals(self) -> usize {
         match self {
             Quantity::Throughput | Quantity::Watts | Quantity::Count => 0,
             Quantity::Seconds | Quantity::GiB | Quantity::Share | Quantity::Percent => 1,
@@ -55,7 +55,7 @@ impl Quantity {
     }
 
     /// The unit as written after a header: `img/s`, `×`, `s`, `GiB`, `%`, `W`, `J/img`, `cores`.
-    pub fn unit(self) -> Option<&'static str> {
+    pub(crate) fn unit(self) -> Option<&'static str> {
         match self {
             Quantity::Throughput => Some("img/s"),
             Quantity::Ratio => Some("×"),
@@ -70,7 +70,7 @@ impl Quantity {
     }
 
     /// The number alone, in the unit shown.
-    pub fn number(self, v: f64) -> String {
+    pub(crate) fn number(self, v: f64) -> String {
         let x = self.scale(v);
         if !x.is_finite() {
             return MISSING.to_string();
@@ -85,12 +85,12 @@ impl Quantity {
     }
 
     /// The number or the missing mark.
-    pub fn opt(self, v: Option<f64>) -> String {
+    pub(crate) fn opt(self, v: Option<f64>) -> String {
         v.map_or_else(|| MISSING.to_string(), |v| self.number(v))
     }
 
     /// `median (min–max)`, or the median alone when there is no spread.
-    pub fn stats(self, s: Option<Stats>) -> String {
+    pub(crate) fn stats(self, s: Option<Stats>) -> String {
         match s {
             None => MISSING.to_string(),
             Some(s) => {
@@ -105,7 +105,7 @@ impl Quantity {
     }
 
     /// The number with its unit: `2.31×`, `12.0 s`, `45.2 %`.
-    pub fn with_unit(self, v: f64) -> String {
+    pub(crate) fn with_unit(self, v: f64) -> String {
         match self.unit() {
             Some("×") => format!("{}×", self.number(v)),
             Some(u) => format!("{} {u}", self.number(v)),
@@ -115,12 +115,12 @@ impl Quantity {
 }
 
 /// Bytes as `140.4 GiB`.
-pub fn gib(bytes: f64) -> String {
+pub(crate) fn gib(bytes: f64) -> String {
     Quantity::GiB.with_unit(bytes)
 }
 
 /// `80 ok, 31 skipped` and, against the plan, `of 157 planned (43 not yet made)`.
-pub fn runs_line(p: &colloc_analysis::Provenance) -> String {
+pub(crate) fn runs_line(p: &colloc_analysis::Provenance) -> String {
     let made = p.runs_by_status.iter().map(|(k, v)| format!("{v} {k}")).collect::<Vec<_>>().join(", ");
     match p.planned_runs {
         Some(n) if !p.missing_runs.is_empty() => {
@@ -128,6 +128,33 @@ pub fn runs_line(p: &colloc_analysis::Provenance) -> String {
         }
         Some(n) => format!("{made}: all {n} planned"),
         None => made,
+    }
+}
+
+/// A small count in words (`seven`), larger ones in digits.
+pub(crate) fn number_word(n: usize) -> String {
+    const WORDS: [&str; 13] =
+        ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"];
+    WORDS.get(n).map_or_else(|| n.to_string(), |w| w.to_string())
+}
+
+/// `a`, `a and b`, `a, b and c`.
+pub(crate) fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// A dataset's name in prose: `CIFAR-10` for `cifar10`; the spec's name when it has no
+/// usual spelling here.
+pub(crate) fn dataset_title(name: &str) -> &str {
+    match name {
+        "cifar10" => "CIFAR-10",
+        "imagenet64" => "ImageNet64",
+        "imagenet" => "ImageNet",
+        other => other,
     }
 }
 
@@ -148,5 +175,15 @@ mod tests {
         assert_eq!(Quantity::Ratio.stats(Some(s)), "2.00 (1.50–2.50)");
         let one = Stats { median: 2.0, min: 2.0, max: 2.0, n: 1 };
         assert_eq!(Quantity::Ratio.stats(Some(one)), "2.00");
+    }
+
+    #[test]
+    fn words_and_lists() {
+        assert_eq!((number_word(7), number_word(13)), ("seven".to_string(), "13".to_string()));
+        let l = |v: &[&str]| and_list(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(
+            (l(&[]), l(&["a"]), l(&["a", "b"]), l(&["a", "b", "c"])),
+            ("".into(), "a".into(), "a and b".into(), "a, b and c".into())
+        );
     }
 }

@@ -6,7 +6,7 @@ use colloc_analysis::Results;
 use crate::figures::Figure;
 use crate::tables::{Table, SIMULATED_NOTE};
 
-pub fn escape(s: &str) -> String {
+pub(crate) fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -21,7 +21,7 @@ pub fn escape(s: &str) -> String {
     out
 }
 
-pub fn base64(bytes: &[u8]) -> String {
+pub(crate) fn base64(bytes: &[u8]) -> String {
     const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
@@ -84,7 +84,7 @@ document.body.setAttribute('data-figures',String(i.length));document.body.setAtt
 document.body.setAttribute('data-checked','yes');});";
 
 /// The page. `figures` are (figure, SVG text) in display order.
-pub fn report(
+pub(crate) fn report(
     results: &Results,
     figures: &[(Figure, String)],
     tables: &[Table],
@@ -154,8 +154,8 @@ pub fn report(
         out.push_str(&format!(
             "<figure id=\"figure-{id}\">\n<img class=\"figure\" alt=\"{id}\" src=\"data:image/svg+xml;base64,{}\">\n<figcaption><b>{}.</b> {}</figcaption>\n</figure>\n",
             base64(svg.as_bytes()),
-            escape(f.title()),
-            escape(f.caption()),
+            escape(&f.title(results)),
+            escape(&f.caption(results)),
             id = f.id(),
         ));
     }

@@ -1,173 +1,33 @@
 //! Renders analysis results into the paper's tables (LaTeX, CSV, Markdown), figures (SVG,
 //! PNG), the claims check and a self-contained HTML report.
 //!
-//! [`outputs`] computes every output file in memory, sorted by path; [`write`] puts them
+//! [`outputs`] computes every output file in memory, sorted by path; [`write()`] puts them
 //! under a root directory and removes generated files that are no longer produced;
 //! [`stale`] tells which files under a root differ from what would be generated. Outputs
 //! depend only on the results: no clock, no host name, fixed number formats, so rendering
-//! twice gives byte-identical files.
+//! twice gives byte-identical files. The report classifies nothing itself: mixes, their
+//! order and classes, the timeline workloads and the paper's GPU come with the results and
+//! the inputs.
+//!
+//! Modules: `outputs` (every file, written or compared), `tables` (the table model and its
+//! LaTeX, CSV and Markdown), `figures` (plotters drawings, SVG and PNG), `claims` (the claims
+//! check), `html` (the one-page report), `legend` (what captions say of mixes and timeline
+//! workloads), `order` (modes, mixes and workloads in display order), `format` (numbers and
+//! words).
 
-pub mod claims;
-pub mod figures;
-pub mod format;
-pub mod html;
-pub mod order;
-pub mod tables;
+#![warn(unreachable_pub)]
 
-use anyhow::{Context, Result};
-use colloc_analysis::claims::ClaimOutcome;
-use colloc_analysis::Results;
-use colloc_spec::gpu::GpuTable;
-use std::path::Path;
+mod claims;
+mod figures;
+mod format;
+mod html;
+mod legend;
+mod order;
+mod outputs;
+mod tables;
 
-/// What the report is made from.
-pub struct Inputs<'a> {
-    pub results: &'a Results,
-    pub claims: &'a [ClaimOutcome],
-    /// Known GPU tables: the paper's A100 and, when known, the traces' GPU.
-    pub gpus: &'a [GpuTable],
-}
-
-/// Where outputs go, relative to the project root (`artifact.yaml` → `outputs`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Layout {
-    pub tables: String,
-    pub figures: String,
-    pub claims: String,
-    pub report: String,
-}
-
-impl Default for Layout {
-    fn default() -> Self {
-        Layout {
-            tables: "paper/tables".into(),
-            figures: "figures".into(),
-            claims: "paper/claims.md".into(),
-            report: "paper/report.html".into(),
-        }
-    }
-}
-
-/// One generated file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Output {
-    /// Relative to the project root, with `/`.
-    pub path: String,
-    pub bytes: Vec<u8>,
-}
-
-/// Every table, in report order.
-pub fn all_tables(inputs: &Inputs) -> Vec<tables::Table> {
-    let r = inputs.results;
-    vec![
-        tables::campaign::hardware(r),
-        tables::campaign::mig_profiles(r, inputs.gpus),
-        tables::campaign::experiment_matrix(r),
-        tables::results::baselines(r),
-        tables::results::homogeneous(r),
-        tables::results::mixes(r),
-        tables::results::utilisation(r),
-    ]
-}
-
-/// Every output file, sorted by path.
-pub fn outputs(inputs: &Inputs, layout: &Layout) -> Result<Vec<Output>> {
-    let r = inputs.results;
-    let mut out = Vec::new();
-    let mut push = |path: String, bytes: Vec<u8>| out.push(Output { path, bytes });
-
-    let tables = all_tables(inputs);
-    let claims_table = claims::table(r, inputs.claims);
-    for t in tables.iter().chain(std::iter::once(&claims_table)) {
-        for (name, text) in tables::render(t) {
-            push(format!("{}/{name}", layout.tables), text.into_bytes());
-        }
-    }
-    let mut svgs = Vec::new();
-    for f in figures::ALL {
-        let svg = f.svg(r).with_context(|| format!("figure {}", f.id()))?;
-        let png = png_bytes(f, r).with_context(|| format!("figure {}", f.id()))?;
-        push(format!("{}/{}.svg", layout.figures, f.id()), svg.clone().into_bytes());
-        push(format!("{}/{}.png", layout.figures, f.id()), png);
-        svgs.push((f, svg));
-    }
-    push(layout.claims.clone(), claims::markdown(r, inputs.claims).into_bytes());
-    push(layout.report.clone(), html::report(r, &svgs, &tables, &claims_table, &layout.claims).into_bytes());
-    out.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(out)
-}
-
-fn png_bytes(f: figures::Figure, r: &Results) -> Result<Vec<u8>> {
-    use image::ImageEncoder;
-    let (w, h, rgb) = f.rgb(r)?;
-    let mut png = Vec::new();
-    image::codecs::png::PngEncoder::new(&mut png)
-        .write_image(&rgb, w, h, image::ColorType::Rgb8)
-        .context("encoding PNG")?;
-    Ok(png)
-}
-
-/// Files in generated directories that this renderer produces (by extension).
-fn generated_kind(path: &str) -> bool {
-    [".svg", ".png", ".tex", ".csv", ".md"].iter().any(|e| path.ends_with(e))
-}
-
-/// Generated files present under `root` in the output directories but no longer produced.
-fn leftovers(root: &Path, outputs: &[Output], layout: &Layout) -> Result<Vec<String>> {
-    let mut extra = Vec::new();
-    for dir in [&layout.figures, &layout.tables] {
-        let full = root.join(dir);
-        if !full.is_dir() {
-            continue;
-        }
-        for entry in std::fs::read_dir(&full).with_context(|| format!("{}: cannot list", full.display()))? {
-            let entry = entry?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let rel = format!("{dir}/{name}");
-            if entry.file_type()?.is_file() && generated_kind(&name) && !outputs.iter().any(|o| o.path == rel) {
-                extra.push(rel);
-            }
-        }
-    }
-    extra.sort();
-    Ok(extra)
-}
-
-/// Writes the outputs under `root` (only files whose bytes change are rewritten) and
-/// removes generated files that are no longer produced. Returns the paths written.
-pub fn write(root: &Path, outputs: &[Output], layout: &Layout) -> Result<Vec<String>> {
-    let mut written = Vec::new();
-    for o in outputs {
-        let path = root.join(&o.path);
-        if std::fs::read(&path).map(|b| b == o.bytes).unwrap_or(false) {
-            continue;
-        }
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
-        }
-        std::fs::write(&path, &o.bytes).with_context(|| format!("{}: cannot write", path.display()))?;
-        written.push(o.path.clone());
-    }
-    for rel in leftovers(root, outputs, layout)? {
-        std::fs::remove_file(root.join(&rel)).with_context(|| format!("{rel}: cannot remove"))?;
-        written.push(format!("{rel} (removed)"));
-    }
-    Ok(written)
-}
-
-/// How the files under `root` differ from `outputs`: `path: missing`, `path: differs`,
-/// `path: no longer generated`. Empty when everything is up to date.
-pub fn stale(root: &Path, outputs: &[Output], layout: &Layout) -> Result<Vec<String>> {
-    let mut problems = Vec::new();
-    for o in outputs {
-        match std::fs::read(root.join(&o.path)) {
-            Ok(b) if b == o.bytes => {}
-            Ok(_) => problems.push(format!("{}: differs from what the traces give", o.path)),
-            Err(_) => problems.push(format!("{}: missing", o.path)),
-        }
-    }
-    for rel in leftovers(root, outputs, layout)? {
-        problems.push(format!("{rel}: no longer generated"));
-    }
-    Ok(problems)
-}
+pub use crate::{
+    claims::console as claims_console,
+    figures::{Figure, ALL as FIGURES},
+    outputs::{outputs, stale, write, Inputs, Layout, Output},
+};

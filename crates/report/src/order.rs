@@ -1,26 +1,26 @@
 //! The orders in which modes, mixes and workloads appear in every table and figure.
 
-use colloc_analysis::WorkloadResult;
+use colloc_analysis::{WorkloadForm, WorkloadResult};
 use colloc_spec::Mode;
 
 /// Modes from alone to the most isolated.
-pub const MODES: [Mode; 5] = [Mode::Exclusive, Mode::Naive, Mode::Mps, Mode::MpsLimited, Mode::Mig];
+pub(crate) const MODES: [Mode; 5] = [Mode::Exclusive, Mode::Naive, Mode::Mps, Mode::MpsLimited, Mode::Mig];
 
-/// The paper's fourteen heterogeneous mixes, in its order.
-pub const MIXES: [&str; 14] =
-    ["M+S", "M+2S", "2M+S", "M+3S", "2M+2S", "3M+S", "L+S", "L+2S", "L+3S", "L+M", "L+M+S", "L+2M", "L+M+2S", "L+M+3S"];
-
-pub fn mode_rank(m: Mode) -> usize {
+pub(crate) fn mode_rank(m: Mode) -> usize {
     MODES.iter().position(|x| *x == m).unwrap_or(MODES.len())
 }
 
-/// Position of a mix label in the paper's list (unknown labels after, by name).
-pub fn mix_rank(label: &str) -> usize {
-    MIXES.iter().position(|x| *x == label).unwrap_or(MIXES.len())
+/// A mix's place in its experiment's declared list of mixes; `None` for a workload that
+/// is no mix.
+pub(crate) fn mix_position(form: &WorkloadForm) -> Option<usize> {
+    match form {
+        WorkloadForm::Mix { position, .. } => Some(*position as usize),
+        _ => None,
+    }
 }
 
 /// Human names of modes.
-pub fn mode_name(m: Mode) -> &'static str {
+pub(crate) fn mode_name(m: Mode) -> &'static str {
     match m {
         Mode::Exclusive => "alone",
         Mode::Naive => "naive",
@@ -30,13 +30,13 @@ pub fn mode_name(m: Mode) -> &'static str {
     }
 }
 
-/// The workload is one of the heterogeneous mixes (experiment 37, more than one job).
-pub fn is_mix(w: &WorkloadResult) -> bool {
-    w.experiment == 37 && w.n_jobs() > 1
+/// The workload is a mix of job classes (the plan's form).
+pub(crate) fn is_mix(w: &WorkloadResult) -> bool {
+    mix_position(&w.form).is_some()
 }
 
 /// Models by size: small, medium, large, then any other class.
-pub fn class_rank(class: &str) -> usize {
+pub(crate) fn class_rank(class: &str) -> usize {
     match class {
         "small" => 0,
         "medium" => 1,
@@ -46,11 +46,11 @@ pub fn class_rank(class: &str) -> usize {
 }
 
 /// Sort key of a workload: experiment, model, dataset, batch, data, jobs, mode, layout.
-pub fn workload_key(w: &WorkloadResult) -> (u32, usize, String, String, u32, String, usize, usize, u32, String) {
+pub(crate) fn workload_key(w: &WorkloadResult) -> (u32, usize, String, String, u32, String, usize, usize, u32, String) {
     let j = &w.jobs[0];
     (
         w.experiment,
-        if is_mix(w) { mix_rank(&w.label) } else { 0 },
+        mix_position(&w.form).unwrap_or(0),
         if is_mix(w) { w.label.clone() } else { j.model.clone() },
         j.dataset.clone(),
         j.batch_size,
@@ -64,6 +64,6 @@ pub fn workload_key(w: &WorkloadResult) -> (u32, usize, String, String, u32, Str
 }
 
 /// Compute slices of a class such as `3g`.
-pub fn slices(class: &str) -> u32 {
+pub(crate) fn slices(class: &str) -> u32 {
     class.trim_end_matches('g').parse().unwrap_or(0)
 }

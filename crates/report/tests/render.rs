@@ -1,9 +1,9 @@
 //! Rendering a fixture campaign: every output present, deterministic, SIMULATED marked,
 //! stale outputs detected, and the HTML report's figures load in a browser.
 
-use colloc_analysis::claims::{evaluate, ClaimOutcome};
-use colloc_analysis::testkit::{write_campaign, FixtureOptions};
-use colloc_analysis::Results;
+use colloc_analysis::testkit::{plan, write_campaign, FixtureOptions};
+use colloc_analysis::{evaluate, ClaimOutcome};
+use colloc_analysis::{Results, WorkloadForm};
 use colloc_report::{outputs, stale, write, Inputs, Layout, Output};
 use colloc_spec::gpu::GpuTable;
 use std::path::{Path, PathBuf};
@@ -12,36 +12,36 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+fn project() -> colloc_spec::Project {
+    colloc_spec::load_project(&root()).unwrap_or_else(|d| panic!("{d}"))
+}
+
 fn claims() -> Vec<colloc_spec::claims::ClaimSpec> {
-    colloc_spec::load_project(&root()).unwrap_or_else(|d| panic!("{d}")).artifact.claims
+    project().artifact.claims
 }
 
+/// The project's GPU tables.
 fn gpus() -> Vec<GpuTable> {
-    let mut v = Vec::new();
-    for key in ["a100-40gb", "h200-141gb"] {
-        let path = root().join(format!("experiments/gpus/{key}.yaml"));
-        if let Ok(text) = std::fs::read_to_string(&path) {
-            v.push(serde_saphyr_free_parse(&text));
-        }
-    }
-    v
-}
-
-/// The GPU tables through the spec crate's own loader.
-fn serde_saphyr_free_parse(text: &str) -> GpuTable {
-    colloc_spec::parse_yaml::<GpuTable>(Path::new("gpu.yaml"), text).expect("GPU table")
+    project().gpus.into_values().collect()
 }
 
 fn fixture(opts: FixtureOptions) -> (tempfile::TempDir, Results, Vec<ClaimOutcome>) {
     let d = tempfile::tempdir().unwrap();
     let dir = write_campaign(d.path(), &opts).unwrap();
-    let r = colloc_analysis::analyse(&dir).unwrap();
+    let r = colloc_analysis::analyse(&dir, Some(&plan(&opts).unwrap())).unwrap();
     let c = evaluate(&r, &claims()).unwrap();
     (d, r, c)
 }
 
+/// The GPU of the project's `paper` campaign.
+fn paper_gpu_key() -> String {
+    project().artifact.campaigns.into_iter().find(|c| c.name.value == "paper").expect("a paper campaign").gpu.value
+}
+
 fn render(r: &Results, c: &[ClaimOutcome], g: &[GpuTable]) -> Vec<Output> {
-    outputs(&Inputs { results: r, claims: c, gpus: g }, &Layout::default()).unwrap()
+    let key = paper_gpu_key();
+    let paper_gpu = g.iter().find(|t| t.key == key);
+    outputs(&Inputs { results: r, claims: c, gpus: g, paper_gpu }, &Layout::default()).unwrap()
 }
 
 #[test]
@@ -63,7 +63,7 @@ fn every_output_is_generated_deterministically_and_marked_simulated() {
             assert!(paths.contains(&format!("paper/tables/{t}.{ext}").as_str()), "paper/tables/{t}.{ext}");
         }
     }
-    for f in colloc_report::figures::ALL {
+    for f in colloc_report::FIGURES {
         assert!(paths.contains(&format!("figures/{}.svg", f.id()).as_str()));
         assert!(paths.contains(&format!("figures/{}.png", f.id()).as_str()));
     }
@@ -111,7 +111,7 @@ fn stale_outputs_are_detected() {
 #[test]
 fn a_figure_without_data_says_so() {
     let (_d, mut r, c) = fixture(FixtureOptions { repetitions: 1, ..Default::default() });
-    r.workloads.retain(|w| w.experiment != 37);
+    r.workloads.retain(|w| !matches!(w.form, WorkloadForm::Mix { .. }));
     r.timelines.clear();
     let out = render(&r, &c, &[]);
     for id in ["mixes_by_mode", "utilisation_timeline"] {
@@ -161,7 +161,7 @@ fn the_report_loads_every_figure_in_chromium() {
         "the page's check did not run; stderr: {}",
         String::from_utf8_lossy(&run.stderr)
     );
-    let n = colloc_report::figures::ALL.len();
+    let n = colloc_report::FIGURES.len();
     assert!(dom.contains(&format!("data-figures=\"{n}\"")), "expected {n} figures");
     assert!(
         dom.contains("data-broken=\"\""),
@@ -177,7 +177,7 @@ fn keep_a_rendering_when_asked() {
     let Ok(dest) = std::env::var("COLLOC_REPORT_KEEP") else { return };
     let (_d, r, c) = match std::env::var("COLLOC_CAMPAIGN_DIR") {
         Ok(dir) => {
-            let r = colloc_analysis::analyse(Path::new(&dir)).unwrap();
+            let r = colloc_analysis::analyse(Path::new(&dir), None).unwrap();
             let c = evaluate(&r, &claims()).unwrap();
             (tempfile::tempdir().unwrap(), r, c)
         }
@@ -185,7 +185,7 @@ fn keep_a_rendering_when_asked() {
     };
     let out = render(&r, &c, &gpus());
     write(Path::new(&dest), &out, &Layout::default()).unwrap();
-    print!("{}", colloc_report::claims::console(&c));
+    print!("{}", colloc_report::claims_console(&c));
 }
 
 #[test]
@@ -206,11 +206,11 @@ fn an_out_of_memory_workload_reads_oom_with_its_reason_once_in_the_notes() {
         assert!(n.to_lowercase().contains("out of memory") && !n.contains("stderr"), "{n}");
     }
     let homogeneous = md("homogeneous.md");
-    if ooms.iter().any(|w| w.homogeneous() && w.experiment != 37) {
+    if ooms.iter().any(|w| w.homogeneous() && !matches!(w.form, WorkloadForm::Mix { .. })) {
         assert!(homogeneous.contains("| OOM |"), "{homogeneous}");
     }
     // The figures over job counts mark it too, with a legend entry.
-    if ooms.iter().any(|w| w.homogeneous() && w.experiment != 37 && w.data == r.primary_data) {
+    if ooms.iter().any(|w| w.homogeneous() && !matches!(w.form, WorkloadForm::Mix { .. }) && w.data == r.primary_data) {
         let svg = md("aggregate_ratio_vs_jobs.svg");
         assert!(svg.contains("out of memory"), "the aggregate figure does not mark the out-of-memory workloads");
     }

@@ -7,6 +7,7 @@
 use anyhow::{anyhow, bail, Context, Result};
 use colloc_plan::perf::GIB;
 use colloc_plan::{Mode, Plan};
+use colloc_trace::ids;
 use colloc_trace::layout::{self, QUARANTINE_DIR, RUNS_DIR};
 use colloc_trace::manifest::{self, Problem};
 use colloc_trace::meta::{RunStatus, SoftwareInfo};
@@ -328,7 +329,7 @@ fn check_only(plan: &Plan, opts: &RunOptions) -> Result<()> {
         let hit = plan.workloads.iter().any(|w| {
             (1..=w.repetitions.max(1)).any(|r| {
                 let single = RunOptions { only: vec![pat.clone()], ..opts.clone() };
-                single.selects(&w.id, &layout::run_id(&w.id, r, 1))
+                single.selects(&w.id, &ids::run_id(&w.id, r, 1))
             })
         });
         if !hit {
@@ -349,7 +350,7 @@ fn select<'a>(
     let mut todo = Vec::new();
     for w in &plan.workloads {
         for rep in 1..=w.repetitions {
-            let base = layout::run_id(&w.id, rep, 1);
+            let base = ids::run_id(&w.id, rep, 1);
             if !opts.selects(&w.id, &base) {
                 continue;
             }
@@ -367,7 +368,7 @@ fn select<'a>(
                 Some(max) => max + 1,
                 None => 1,
             };
-            todo.push(Todo { workload: w, repetition: rep, attempt, run_id: layout::run_id(&w.id, rep, attempt) });
+            todo.push(Todo { workload: w, repetition: rep, attempt, run_id: ids::run_id(&w.id, rep, attempt) });
         }
     }
     todo

@@ -32,5 +32,3 @@ pub fn job_events(index: usize) -> String {
 pub fn job_stderr(index: usize) -> String {
     format!("job-{index}.stderr.txt")
 }
-
-pub use crate::ids::run_id;

@@ -11,7 +11,7 @@ use super::de;
 use super::lines::{format_tick, whisker};
 use super::style::{draw_marker, font, Marker, ALERT, GREY, INK, LIGHT};
 
-pub enum BarValue {
+pub(super) enum BarValue {
     Value(Stats),
     /// The layout cannot be made (MIG).
     Infeasible,
@@ -23,14 +23,14 @@ pub enum BarValue {
     Absent,
 }
 
-pub struct Group {
+pub(super) struct Group {
     /// May hold `\n` for a second line (rows join the lines with " · ").
     pub label: String,
     /// One per series.
     pub bars: Vec<BarValue>,
 }
 
-pub struct BarPanel {
+pub(super) struct BarPanel {
     pub title: String,
     /// The value axis' description, with its unit.
     pub value_desc: String,
@@ -39,7 +39,7 @@ pub struct BarPanel {
     pub ref_line: Option<f64>,
 }
 
-pub fn draw_bar_panel<DB: DrawingBackend>(
+pub(super) fn draw_bar_panel<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     area: &DrawingArea<DB, Shift>,
     p: &BarPanel,
@@ -155,7 +155,7 @@ fn value_top(p: &BarPanel) -> f64 {
 /// The panel with one row per group, first group on top and its label at the left in
 /// `label_width` pixels (0 when a panel beside it already names the rows; panels drawn side
 /// by side with the same title size keep their rows level).
-pub fn draw_row_panel<DB: DrawingBackend>(
+pub(super) fn draw_row_panel<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     area: &DrawingArea<DB, Shift>,
     p: &BarPanel,

@@ -24,7 +24,7 @@ type Config = (u32, String, String, String);
 /// their workloads by source.
 fn configurations(r: &Results) -> (Vec<Config>, BTreeMap<Config, BTreeMap<String, &WorkloadResult>>) {
     let mut by: BTreeMap<Config, BTreeMap<String, &WorkloadResult>> = BTreeMap::new();
-    let mut ws: Vec<&WorkloadResult> = r.workloads.iter().filter(|w| w.aggregate_throughput.is_some()).collect();
+    let mut ws: Vec<&WorkloadResult> = r.workloads.iter().filter(|w| w.stats.aggregate_throughput.is_some()).collect();
     ws.sort_by_key(|w| workload_key(w));
     let mut order = Vec::new();
     for w in ws {
@@ -39,7 +39,7 @@ fn configurations(r: &Results) -> (Vec<Config>, BTreeMap<Config, BTreeMap<String
 }
 
 /// The figure's height for its rows (one per configuration).
-pub fn height(r: &Results) -> u32 {
+pub(super) fn height(r: &Results) -> u32 {
     let rows = configurations(r).0.len() as u32;
     if rows == 0 {
         380
@@ -48,7 +48,7 @@ pub fn height(r: &Results) -> u32 {
     }
 }
 
-pub fn draw<DB: DrawingBackend>(
+pub(super) fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     body: &DrawingArea<DB, Shift>,
     r: &Results,
@@ -101,12 +101,12 @@ where
         title: format!("Aggregate throughput ({})", models.join(", ")),
         value_desc: "Images per second (img/s)".into(),
         colors: colors.clone(),
-        groups: groups_for(&|w: &WorkloadResult| w.aggregate_throughput),
+        groups: groups_for(&|w: &WorkloadResult| w.stats.aggregate_throughput),
         ref_line: None,
     };
     draw_row_panel(root, &left, &throughput, LABELS)?;
     let share = |w: &WorkloadResult| {
-        w.data_wait_share.map(|s| colloc_analysis::Stats {
+        w.stats.data_wait_share.map(|s| colloc_analysis::Stats {
             median: s.median * 100.0,
             min: s.min * 100.0,
             max: s.max * 100.0,

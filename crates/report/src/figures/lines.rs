@@ -8,14 +8,14 @@ use plotters::prelude::*;
 use super::de;
 use super::style::{draw_marker, font, Marker, GREY, INK, LIGHT};
 
-pub struct Point {
+pub(super) struct Point {
     pub x: f64,
     pub y: Stats,
     /// Drawn hollow and left off the line (a further variant at the same x).
     pub hollow: bool,
 }
 
-pub struct Series {
+pub(super) struct Series {
     pub color: RGBColor,
     pub marker: Marker,
     pub points: Vec<Point>,
@@ -26,14 +26,14 @@ pub struct Series {
 }
 
 /// A dashed horizontal reference line.
-pub struct HLine {
+pub(super) struct HLine {
     pub y: f64,
     pub color: RGBColor,
     pub label: Option<String>,
 }
 
 /// A lone marker (out of memory, infeasible...).
-pub struct Mark {
+pub(super) struct Mark {
     pub x: f64,
     pub y: f64,
     /// Pixels above `y` (a mark standing on the x axis rather than across it).
@@ -42,14 +42,14 @@ pub struct Mark {
     pub marker: Marker,
 }
 
-pub struct Panel {
+pub(super) struct Panel {
     pub title: String,
     pub series: Vec<Series>,
     pub hlines: Vec<HLine>,
     pub marks: Vec<Mark>,
 }
 
-pub struct Axes {
+pub(super) struct Axes {
     pub x_desc: String,
     pub y_desc: String,
     pub x_range: (f64, f64),
@@ -98,7 +98,7 @@ fn y_range(p: &Panel, axes: &Axes) -> (f64, f64) {
 }
 
 /// Draws `panels` in a grid of `cols` columns over `area`; markers go on `root`.
-pub fn draw_panels<DB: DrawingBackend>(
+pub(super) fn draw_panels<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     area: &DrawingArea<DB, Shift>,
     panels: &[Panel],
@@ -195,7 +195,7 @@ where
 }
 
 /// Axis numbers: no more digits than needed.
-pub fn format_tick(v: f64) -> String {
+pub(super) fn format_tick(v: f64) -> String {
     let a = v.abs();
     let s = if a >= 100.0 || a == 0.0 {
         format!("{v:.0}")
@@ -214,7 +214,7 @@ pub fn format_tick(v: f64) -> String {
 }
 
 /// A vertical min–max bar with caps, in chart coordinates.
-pub fn whisker(x: f64, cap: f64, lo: f64, hi: f64, style: ShapeStyle) -> Vec<PathElement<(f64, f64)>> {
+pub(super) fn whisker(x: f64, cap: f64, lo: f64, hi: f64, style: ShapeStyle) -> Vec<PathElement<(f64, f64)>> {
     vec![
         PathElement::new(vec![(x, lo), (x, hi)], style),
         PathElement::new(vec![(x - cap, lo), (x + cap, lo)], style),

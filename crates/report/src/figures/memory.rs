@@ -13,14 +13,12 @@ use super::{legend, with_legend, Key};
 use crate::format::{gib, GIB};
 use crate::order::{is_mix, mode_name, MODES};
 
-pub const COLS: usize = 2;
+pub(super) const COLS: usize = 2;
 
 fn workloads(r: &Results) -> Vec<&WorkloadResult> {
     r.workloads
         .iter()
-        .filter(|w| {
-            !is_mix(w) && w.experiment != 37 && w.homogeneous() && w.data == r.primary_data && w.mode != Mode::Exclusive
-        })
+        .filter(|w| !is_mix(w) && w.homogeneous() && w.data == r.primary_data && w.mode != Mode::Exclusive)
         .collect()
 }
 
@@ -29,11 +27,11 @@ fn modes(r: &Results) -> Vec<Mode> {
     MODES.iter().copied().filter(|m| ws.iter().any(|w| w.mode == *m)).collect()
 }
 
-pub fn panel_rows(r: &Results) -> usize {
+pub(super) fn panel_rows(r: &Results) -> usize {
     modes(r).len().div_ceil(COLS).max(1)
 }
 
-pub fn draw<DB: DrawingBackend>(
+pub(super) fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     body: &DrawingArea<DB, Shift>,
     r: &Results,
@@ -69,7 +67,7 @@ where
                 .collect();
             let mut by_jobs: BTreeMap<usize, Vec<Stats>> = BTreeMap::new();
             for w in &mine {
-                if let Some(s) = w.mem_used_bytes_max {
+                if let Some(s) = w.stats.mem_used_bytes_max {
                     by_jobs.entry(w.n_jobs()).or_default().push(Stats {
                         median: s.median / GIB,
                         min: s.min / GIB,

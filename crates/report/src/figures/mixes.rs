@@ -1,4 +1,4 @@
-//! Experiment 37: each mix's aggregate ratio per mode, infeasible MIG layouts marked.
+//! The mixes of job classes: each mix's aggregate ratio per mode, infeasible MIG layouts marked.
 
 use anyhow::Result;
 use colloc_analysis::{Results, WorkloadResult};
@@ -10,9 +10,11 @@ use plotters::prelude::*;
 use super::bars::{draw_bar_panel, BarPanel, BarValue, Group};
 use super::style::{mode_color, Marker, ALERT, GREY, INK};
 use super::{legend, with_legend, Key};
-use crate::order::{is_mix, mix_rank, mode_name, MODES};
+use crate::format::and_list;
+use crate::legend::{mix_classes, mix_experiments, mix_jobs};
+use crate::order::{is_mix, mix_position, mode_name, MODES};
 
-pub fn draw<DB: DrawingBackend>(
+pub(super) fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     body: &DrawingArea<DB, Shift>,
     r: &Results,
@@ -22,16 +24,20 @@ where
 {
     let mixes: Vec<&WorkloadResult> = r.workloads.iter().filter(|w| is_mix(w) && w.data == r.primary_data).collect();
     if mixes.is_empty() {
-        return Ok(Some(format!("experiment 37's mixes were not run with {} data", r.primary_data)));
+        return Ok(Some(match mix_experiments(r) {
+            Some(e) => format!("{}'s mixes were not run with {} data", e.to_lowercase(), r.primary_data),
+            None => format!("no mixes of job classes were run with {} data", r.primary_data),
+        }));
     }
     let modes: Vec<Mode> =
         MODES.iter().copied().filter(|m| *m != Mode::Exclusive && mixes.iter().any(|w| w.mode == *m)).collect();
-    let mut labels: Vec<(usize, String)> = mixes.iter().map(|w| (mix_rank(&w.label), w.label.clone())).collect();
+    let mut labels: Vec<(usize, String)> =
+        mixes.iter().map(|w| (mix_position(&w.form).unwrap_or(0), w.label.clone())).collect();
     labels.sort();
     labels.dedup();
     // Ratios need each model alone; without those runs, show the raw throughput.
-    let use_ratio = mixes.iter().any(|w| w.aggregate_ratio.is_some());
-    let value = |w: &WorkloadResult| if use_ratio { w.aggregate_ratio } else { w.aggregate_throughput };
+    let use_ratio = mixes.iter().any(|w| w.stats.aggregate_ratio.is_some());
+    let value = |w: &WorkloadResult| if use_ratio { w.stats.aggregate_ratio } else { w.stats.aggregate_throughput };
     let (mut infeasible, mut not_run, mut no_ref) = (false, false, false);
     let groups = labels
         .iter()
@@ -61,9 +67,9 @@ where
         })
         .collect();
     let (area, strip) = with_legend(body);
-    let jobs = "S = resnet26 b128, M = resnet50 b128, L = resnet152 b32";
+    let jobs = mix_jobs(r);
     let panel = BarPanel {
-        title: if use_ratio { jobs.to_string() } else { format!("{jobs}; no runs of M and L alone: raw throughput") },
+        title: if use_ratio { jobs } else { format!("{jobs}; no runs of {} alone: raw throughput", never_alone(r)) },
         value_desc: if use_ratio { "Σ job throughput / alone (×)" } else { "Aggregate throughput (img/s)" }.into(),
         colors: modes.iter().map(|m| mode_color(*m)).collect(),
         groups,
@@ -86,4 +92,22 @@ where
     }
     legend(&strip, &entries)?;
     Ok(None)
+}
+
+/// The mix classes whose model was not measured alone with the main data: `M and L`.
+fn never_alone(r: &Results) -> String {
+    let letters: Vec<String> = mix_classes(r)
+        .into_iter()
+        .filter(|c| {
+            !r.baselines.iter().any(|b| {
+                (&b.model, &b.dataset, b.batch_size, &b.data) == (&c.model, &c.dataset, c.batch_size, &r.primary_data)
+            })
+        })
+        .map(|c| c.letter.clone())
+        .collect();
+    if letters.is_empty() {
+        "the classes".to_string()
+    } else {
+        and_list(&letters)
+    }
 }

@@ -9,7 +9,7 @@ mod data_loading;
 mod lines;
 mod memory;
 mod mixes;
-pub mod style;
+pub(crate) mod style;
 mod timeline;
 mod vs_jobs;
 
@@ -19,6 +19,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use crate::legend::{mix_experiments, mix_sizes, timeline_jobs, timeline_labels};
 use style::{bold, draw_marker, font, Marker, ALERT, GREY, INK};
 
 /// The figures, in the order the report shows them.
@@ -61,28 +62,38 @@ impl Figure {
         }
     }
 
-    pub fn title(self) -> &'static str {
+    pub(crate) fn title(self, r: &Results) -> String {
         match self {
-            Figure::AggregateRatio => "Aggregate throughput vs. collocated jobs",
-            Figure::EpochTime => "Per-job epoch time vs. collocated jobs",
-            Figure::Mixes => "Heterogeneous mixes by mode",
-            Figure::Utilisation => "GPU activity over time, 7 × resnet26",
-            Figure::Memory => "Device memory against the GPU's capacity",
-            Figure::Energy => "Energy per image by mode",
-            Figure::DataLoading => "Data loading: synthetic vs. generated data",
+            Figure::AggregateRatio => "Aggregate throughput vs. collocated jobs".to_string(),
+            Figure::EpochTime => "Per-job epoch time vs. collocated jobs".to_string(),
+            Figure::Mixes => "Heterogeneous mixes by mode".to_string(),
+            Figure::Utilisation => match timeline_labels(r).as_slice() {
+                [] => "GPU activity over time".to_string(),
+                labels => format!("GPU activity over time, {}", labels.join(", ")),
+            },
+            Figure::Memory => "Device memory against the GPU's capacity".to_string(),
+            Figure::Energy => "Energy per image by mode".to_string(),
+            Figure::DataLoading => "Data loading: synthetic vs. generated data".to_string(),
         }
     }
 
     /// What the figure shows, for the report.
-    pub fn caption(self) -> &'static str {
+    pub(crate) fn caption(self, r: &Results) -> String {
         match self {
-            Figure::AggregateRatio => "Sum of the collocated jobs' throughput over the same model alone on the whole GPU, per mode, one panel per model; markers are medians over repetitions, bars min–max; hollow markers are further MIG layouts with the same number of jobs; a cross on the axis marks a job count at which some mode ran out of memory.",
-            Figure::EpochTime => "Median epoch time of one job (the dataset's training images over its throughput) as more jobs share the GPU; the dashed line is the model alone, a cross on the axis a job count at which some mode ran out of memory.",
-            Figure::Mixes => "Experiment 37's mixes of small, medium and large jobs: sum over jobs of throughput over the same model alone; × marks MIG layouts that cannot be made on the GPU, ○ runs skipped or failed.",
-            Figure::Utilisation => "SM activity and occupancy, tensor activity and DRAM bandwidth during one repetition of seven resnet26 jobs, per mode, from the start of the window in which all jobs trained.",
-            Figure::Memory => "Peak device memory used in the window per workload; the dashed line is the GPU's memory, crosses mark workloads that ran out of memory.",
-            Figure::Energy => "GPU energy over the window divided by the images trained in it, per mode, one panel per model; a cross on the axis marks a job count at which some mode ran out of memory.",
-            Figure::DataLoading => "The same workloads with synthetic data and with generated image files, one row per job count and mode: aggregate throughput (median over repetitions, bars min–max) and the share of its time a job waited for data (median over the jobs, bars min–max).",
+            Figure::AggregateRatio => "Sum of the collocated jobs' throughput over the same model alone on the whole GPU, per mode, one panel per model; markers are medians over repetitions, bars min–max; hollow markers are further MIG layouts with the same number of jobs; a cross on the axis marks a job count at which some mode ran out of memory.".to_string(),
+            Figure::EpochTime => "Median epoch time of one job (the dataset's training images over its throughput) as more jobs share the GPU; the dashed line is the model alone, a cross on the axis a job count at which some mode ran out of memory.".to_string(),
+            Figure::Mixes => format!(
+                "{} of {} jobs: sum over jobs of throughput over the same model alone; × marks MIG layouts that cannot be made on the GPU, ○ runs skipped or failed.",
+                mix_experiments(r).map_or_else(|| "The mixes".to_string(), |e| format!("{e}'s mixes")),
+                mix_sizes(r, false)
+            ),
+            Figure::Utilisation => format!(
+                "SM activity and occupancy, tensor activity and DRAM bandwidth during one repetition of {}, per mode, from the start of the window in which all jobs trained.",
+                timeline_jobs(r)
+            ),
+            Figure::Memory => "Peak device memory used in the window per workload; the dashed line is the GPU's memory, crosses mark workloads that ran out of memory.".to_string(),
+            Figure::Energy => "GPU energy over the window divided by the images trained in it, per mode, one panel per model; a cross on the axis marks a job count at which some mode ran out of memory.".to_string(),
+            Figure::DataLoading => "The same workloads with synthetic data and with generated image files, one row per job count and mode: aggregate throughput (median over repetitions, bars min–max) and the share of its time a job waited for data (median over the jobs, bars min–max).".to_string(),
         }
     }
 
@@ -123,8 +134,8 @@ impl Figure {
         DB::ErrorType: 'static,
     {
         let title = match self {
-            Figure::DataLoading => self.title().to_string(),
-            _ => format!("{} ({} data)", self.title(), r.primary_data),
+            Figure::DataLoading => self.title(r),
+            _ => format!("{} ({} data)", self.title(r), r.primary_data),
         };
         let body = frame(&root, &title, r)?;
         if let Some(why) = self.draw(&root, &body, r)? {
@@ -135,7 +146,7 @@ impl Figure {
     }
 
     /// The figure as an SVG document.
-    pub fn svg(self, r: &Results) -> Result<String> {
+    pub(crate) fn svg(self, r: &Results) -> Result<String> {
         style::ensure_fonts()?;
         let mut out = String::new();
         {
@@ -146,7 +157,7 @@ impl Figure {
     }
 
     /// The figure as RGB pixels: (width, height, 3 bytes per pixel).
-    pub fn rgb(self, r: &Results) -> Result<(u32, u32, Vec<u8>)> {
+    pub(crate) fn rgb(self, r: &Results) -> Result<(u32, u32, Vec<u8>)> {
         style::ensure_fonts()?;
         let (w, h) = (WIDTH, self.height(r));
         let mut buf = vec![0u8; w as usize * h as usize * 3];

@@ -2,7 +2,6 @@
 
 use colloc_spec::Mode;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::FontStyle;
 use std::sync::Once;
 
@@ -10,12 +9,12 @@ use std::sync::Once;
 static FONT: &[u8] = include_bytes!("../../../../assets/fonts/DejaVuSans.ttf");
 
 /// The family name figures use. SVG viewers read it as a CSS font list.
-pub const FAMILY: &str = "DejaVu Sans, sans-serif";
+pub(crate) const FAMILY: &str = "DejaVu Sans, sans-serif";
 
 static REGISTER: Once = Once::new();
 
 /// Registers the bundled font with plotters (once per process).
-pub fn ensure_fonts() -> anyhow::Result<()> {
+pub(crate) fn ensure_fonts() -> anyhow::Result<()> {
     let mut ok = true;
     REGISTER.call_once(|| {
         ok = plotters::style::register_font(FAMILY, FontStyle::Normal, FONT).is_ok()
@@ -25,26 +24,21 @@ pub fn ensure_fonts() -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn font(size: f64) -> FontDesc<'static> {
+pub(crate) fn font(size: f64) -> FontDesc<'static> {
     FontDesc::new(FontFamily::Name(FAMILY), size, FontStyle::Normal)
 }
 
-pub fn bold(size: f64) -> FontDesc<'static> {
+pub(crate) fn bold(size: f64) -> FontDesc<'static> {
     FontDesc::new(FontFamily::Name(FAMILY), size, FontStyle::Bold)
 }
 
-/// Text anchored at its centre.
-pub fn centred(size: f64, color: &'static RGBColor) -> TextStyle<'static> {
-    font(size).color(color).pos(Pos::new(HPos::Center, VPos::Center))
-}
-
-pub const INK: RGBColor = RGBColor(33, 33, 33);
-pub const GREY: RGBColor = RGBColor(130, 130, 130);
-pub const LIGHT: RGBColor = RGBColor(225, 225, 225);
-pub const ALERT: RGBColor = RGBColor(200, 0, 0);
+pub(crate) const INK: RGBColor = RGBColor(33, 33, 33);
+pub(crate) const GREY: RGBColor = RGBColor(130, 130, 130);
+pub(crate) const LIGHT: RGBColor = RGBColor(225, 225, 225);
+pub(crate) const ALERT: RGBColor = RGBColor(200, 0, 0);
 
 /// Okabe–Ito colours, safe for colour-blind readers.
-pub const PALETTE: [RGBColor; 8] = [
+pub(crate) const PALETTE: [RGBColor; 8] = [
     RGBColor(0, 114, 178),
     RGBColor(230, 159, 0),
     RGBColor(0, 158, 115),
@@ -55,7 +49,7 @@ pub const PALETTE: [RGBColor; 8] = [
     RGBColor(0, 0, 0),
 ];
 
-pub fn mode_color(m: Mode) -> RGBColor {
+pub(crate) fn mode_color(m: Mode) -> RGBColor {
     match m {
         Mode::Exclusive => RGBColor(0, 0, 0),
         Mode::Naive => PALETTE[1],
@@ -67,7 +61,7 @@ pub fn mode_color(m: Mode) -> RGBColor {
 
 /// Marker shapes, so series differ in more than colour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Marker {
+pub(crate) enum Marker {
     Circle,
     Triangle,
     Square,
@@ -75,7 +69,7 @@ pub enum Marker {
     Cross,
 }
 
-pub fn mode_marker(m: Mode) -> Marker {
+pub(crate) fn mode_marker(m: Mode) -> Marker {
     match m {
         Mode::Exclusive => Marker::Diamond,
         Mode::Naive => Marker::Triangle,
@@ -85,10 +79,10 @@ pub fn mode_marker(m: Mode) -> Marker {
     }
 }
 
-pub const MARKERS: [Marker; 4] = [Marker::Circle, Marker::Triangle, Marker::Square, Marker::Diamond];
+pub(crate) const MARKERS: [Marker; 4] = [Marker::Circle, Marker::Triangle, Marker::Square, Marker::Diamond];
 
 /// Draws a marker centred at a pixel position of `area`.
-pub fn draw_marker<DB: DrawingBackend>(
+pub(crate) fn draw_marker<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     marker: Marker,
     (x, y): (i32, i32),

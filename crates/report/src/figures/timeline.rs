@@ -1,4 +1,5 @@
-//! GPU activity over the common window of the headline workload (7 × resnet26), per mode.
+//! GPU activity over the common window of the campaign's timeline workloads (the plan's
+//! timeline role), one panel per mode.
 
 use anyhow::Result;
 use colloc_analysis::{Results, Stats, Timeline, TimelinePoint};
@@ -8,9 +9,10 @@ use plotters::prelude::*;
 use super::lines::{draw_panels, Axes, Panel, Point, Series};
 use super::style::{Marker, PALETTE};
 use super::{legend, with_legend, Key};
+use crate::legend::timeline_label;
 use crate::order::{mode_name, mode_rank};
 
-pub const COLS: usize = 2;
+pub(super) const COLS: usize = 2;
 
 type Getter = fn(&TimelinePoint) -> Option<f64>;
 
@@ -22,25 +24,19 @@ const METRICS: [(&str, Getter); 5] = [
     ("GPU utilisation (NVML)", |p| p.gpu_util_pct),
 ];
 
-/// The timelines shown: seven resnet26 jobs on the main data source, in mode order.
+/// The timelines shown: those of the main data source, in mode order.
 fn chosen(r: &Results) -> Vec<&Timeline> {
-    let mut t: Vec<&Timeline> = r
-        .timelines
-        .iter()
-        .filter(|t| t.data == r.primary_data && !t.points.is_empty())
-        .filter(|t| {
-            r.workload(&t.workload_id).is_some_and(|w| w.n_jobs() == 7 && w.jobs.iter().all(|j| j.model == "resnet26"))
-        })
-        .collect();
+    let mut t: Vec<&Timeline> =
+        r.timelines.iter().filter(|t| t.data == r.primary_data && !t.points.is_empty()).collect();
     t.sort_by_key(|t| (mode_rank(t.mode), t.layout.clone(), t.workload_id.clone()));
     t
 }
 
-pub fn panel_rows(r: &Results) -> usize {
+pub(super) fn panel_rows(r: &Results) -> usize {
     chosen(r).len().div_ceil(COLS).max(1)
 }
 
-pub fn draw<DB: DrawingBackend>(
+pub(super) fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     body: &DrawingArea<DB, Shift>,
     r: &Results,
@@ -50,7 +46,7 @@ where
 {
     let ts = chosen(r);
     if ts.is_empty() {
-        return Ok(Some(format!("no run of 7 × resnet26 on {} data with GPU telemetry", r.primary_data)));
+        return Ok(Some(format!("no run of {} on {} data with GPU telemetry", timeline_label(r), r.primary_data)));
     }
     // Metrics with any value; NVML's utilisation only when the finer ones are all missing.
     let has = |g: Getter| ts.iter().any(|t| t.points.iter().any(|p| g(p).is_some()));
@@ -59,7 +55,7 @@ where
         metrics.push(4);
     }
     if metrics.is_empty() {
-        return Ok(Some("the telemetry of 7 × resnet26 has no activity metric".to_string()));
+        return Ok(Some(format!("the telemetry of {} has no activity metric", timeline_label(r))));
     }
     let t_max = ts.iter().flat_map(|t| t.points.iter().map(|p| p.t)).fold(1.0_f64, f64::max);
     let panels: Vec<Panel> = ts

@@ -14,7 +14,7 @@ use super::{legend, with_legend, Key};
 use crate::order::{is_mix, mode_name, slices, MODES};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Metric {
+pub(super) enum Metric {
     Ratio,
     EpochTime,
     Energy,
@@ -23,9 +23,9 @@ pub enum Metric {
 impl Metric {
     fn value(self, w: &WorkloadResult) -> Option<Stats> {
         match self {
-            Metric::Ratio => w.aggregate_ratio,
-            Metric::EpochTime => w.per_job_epoch_seconds,
-            Metric::Energy => w.energy_per_image_j,
+            Metric::Ratio => w.stats.aggregate_ratio,
+            Metric::EpochTime => w.stats.per_job_epoch_seconds,
+            Metric::Energy => w.stats.energy_per_image_j,
         }
     }
     fn y_desc(self) -> &'static str {
@@ -37,15 +37,13 @@ impl Metric {
     }
 }
 
-pub const COLS: usize = 3;
+pub(super) const COLS: usize = 3;
 
 /// (experiment, model size, model, dataset, batch) → the homogeneous workloads of the main
 /// data source; panels go from the small model to the large one.
 fn groups(r: &Results) -> BTreeMap<(u32, usize, String, String, u32), Vec<&WorkloadResult>> {
     let mut g: BTreeMap<(u32, usize, String, String, u32), Vec<&WorkloadResult>> = BTreeMap::new();
-    for w in
-        r.workloads.iter().filter(|w| !is_mix(w) && w.experiment != 37 && w.homogeneous() && w.data == r.primary_data)
-    {
+    for w in r.workloads.iter().filter(|w| !is_mix(w) && w.homogeneous() && w.data == r.primary_data) {
         let j = &w.jobs[0];
         let key =
             (w.experiment, crate::order::class_rank(&j.model_class), j.model.clone(), j.dataset.clone(), j.batch_size);
@@ -54,7 +52,7 @@ fn groups(r: &Results) -> BTreeMap<(u32, usize, String, String, u32), Vec<&Workl
     g
 }
 
-pub fn panel_rows(r: &Results) -> usize {
+pub(super) fn panel_rows(r: &Results) -> usize {
     groups(r).len().div_ceil(COLS).max(1)
 }
 
@@ -63,7 +61,7 @@ fn total_slices(w: &WorkloadResult) -> u32 {
     w.jobs.iter().filter_map(|j| j.mig_class.as_deref()).map(slices).sum()
 }
 
-pub fn draw<DB: DrawingBackend>(
+pub(super) fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     body: &DrawingArea<DB, Shift>,
     r: &Results,
@@ -113,7 +111,7 @@ where
             });
         }
         let alone = ws.iter().find(|w| w.mode == Mode::Exclusive).and_then(|w| match metric {
-            Metric::Ratio => w.aggregate_ratio.map(|_| 1.0),
+            Metric::Ratio => w.stats.aggregate_ratio.map(|_| 1.0),
             _ => metric.value(w).map(|s| s.median),
         });
         let hlines = match (metric, alone) {

@@ -8,25 +8,21 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{status_notes, Cell, Column, Table};
 use crate::format::{gib, Quantity};
-use crate::order::{mix_rank, mode_name, mode_rank, slices, workload_key, MODES};
+use crate::order::{mix_position, mode_name, mode_rank, slices, workload_key, MODES};
 
-/// The GPU table whose NVML names match the traces' GPU.
-pub fn host_table<'a>(results: &Results, gpus: &'a [GpuTable]) -> Option<&'a GpuTable> {
-    gpus.iter()
-        .find(|g| results.provenance.gpu_names.iter().any(|n| g.nvml_names.iter().any(|m| n.contains(m.as_str()))))
+/// The traces' GPU's table: the one the campaign's plan targets, else the one whose NVML
+/// names match the GPU the traces recorded.
+pub(crate) fn host_table<'a>(results: &Results, gpus: &'a [GpuTable]) -> Option<&'a GpuTable> {
+    let planned = results.target.as_ref().and_then(|t| gpus.iter().find(|g| g.key == t.key));
+    planned.or_else(|| {
+        gpus.iter()
+            .find(|g| results.provenance.gpu_names.iter().any(|n| g.nvml_names.iter().any(|m| n.contains(m.as_str()))))
+    })
 }
 
-/// The paper's GPU.
-pub fn paper_table(gpus: &[GpuTable]) -> Option<&GpuTable> {
-    gpus.iter().find(|g| g.key == "a100-40gb")
-}
-
-const CLASSES: [&str; 5] = ["1g", "2g", "3g", "4g", "7g"];
-
-/// MIG profiles per compute-slice class on the paper's A100 and on the traces' GPU, with
+/// MIG profiles per compute-slice class on the paper's GPU and on the traces' GPU, with
 /// what the campaign's MIG and mps-limited workloads used for each class.
-pub fn mig_profiles(results: &Results, gpus: &[GpuTable]) -> Table {
-    let paper = paper_table(gpus);
+pub(crate) fn mig_profiles(results: &Results, paper: Option<&GpuTable>, gpus: &[GpuTable]) -> Table {
     let host = host_table(results, gpus);
     let host_name = host.map(|h| h.name.clone()).unwrap_or_else(|| results.gpu_name());
     // class → profiles used by MIG runs, caps used by mps-limited runs
@@ -62,8 +58,17 @@ pub fn mig_profiles(results: &Results, gpus: &[GpuTable]) -> Table {
             None => [Cell::text(""), Cell::Value(None), Cell::Value(None), Cell::Value(None)],
         }
     };
+    // The classes the two GPU tables name and the campaign used, from the smallest slice up.
+    let mut classes: Vec<&str> = [paper, host]
+        .into_iter()
+        .flatten()
+        .flat_map(|t| t.profiles.iter().filter_map(|p| p.class.as_deref()))
+        .chain(used_mig.keys().chain(used_caps.keys()).map(String::as_str))
+        .collect();
+    classes.sort_by_key(|c| (slices(c), c.to_string()));
+    classes.dedup();
     let mut rows = Vec::new();
-    for class in CLASSES {
+    for class in classes {
         let mut row = vec![Cell::text(class)];
         row.extend(side(paper, class));
         row.extend(side(host, class));
@@ -95,7 +100,7 @@ pub fn mig_profiles(results: &Results, gpus: &[GpuTable]) -> Table {
     if let Some(p) = paper {
         notes.push(format!("{}: {} SMs without MIG; source: {}.", p.name, p.sms, p.source));
     }
-    let paper_name = paper.map(|p| p.name.clone()).unwrap_or_else(|| "A100 40GB".to_string());
+    let paper_name = paper.map(|p| p.name.clone()).unwrap_or_else(|| "unknown GPU".to_string());
     Table {
         id: "mig_profiles",
         title: "MIG profiles".to_string(),
@@ -132,7 +137,7 @@ fn status_cell(w: &WorkloadResult) -> String {
 /// Rows: experiment × workload × data; columns: the modes the campaign has; cells: status.
 /// Workloads of the plan without runs yet read `not yet 0/N` (or `infeasible`, which the
 /// plan knows without running).
-pub fn experiment_matrix(results: &Results) -> Table {
+pub(crate) fn experiment_matrix(results: &Results) -> Table {
     let modes: Vec<Mode> = MODES
         .iter()
         .copied()
@@ -156,7 +161,14 @@ pub fn experiment_matrix(results: &Results) -> Table {
     // As the measured rows: larger MIG slices first within a mode.
     let widest = |layout: &str| 99 - layout.split(['+', '×']).map(slices).max().unwrap_or(0).min(99);
     pending.sort_by_key(|w| {
-        (w.experiment, mix_rank(&w.label), w.label.clone(), w.data.clone(), mode_rank(w.mode), widest(&w.layout))
+        (
+            w.experiment,
+            mix_position(&w.form).unwrap_or(0),
+            w.label.clone(),
+            w.data.clone(),
+            mode_rank(w.mode),
+            widest(&w.layout),
+        )
     });
     for w in pending {
         let key = (w.experiment, w.label.clone(), w.data.clone());
@@ -204,7 +216,7 @@ pub fn experiment_matrix(results: &Results) -> Table {
 }
 
 /// The hardware and software the traces came from.
-pub fn hardware(results: &Results) -> Table {
+pub(crate) fn hardware(results: &Results) -> Table {
     let p = &results.provenance;
     let list = |v: &[String]| if v.is_empty() { String::new() } else { v.join(", ") };
     let mut rows: Vec<(String, String)> = vec![

@@ -4,7 +4,7 @@
 
 use super::{Cell, Table, SIMULATED_NOTE};
 
-pub fn render(t: &Table) -> String {
+pub(crate) fn render(t: &Table) -> String {
     let mut out = String::new();
     if t.simulated {
         out.push_str(&format!("# {SIMULATED_NOTE}\n"));

@@ -2,7 +2,7 @@
 
 use super::Table;
 
-pub fn render(t: &Table) -> String {
+pub(crate) fn render(t: &Table) -> String {
     let mut out = format!("### {}\n\n", t.title);
     if t.simulated {
         out.push_str(&format!("> **{}**\n\n", super::SIMULATED_NOTE));

@@ -1,11 +1,11 @@
 //! The paper's tables: a format-free model ([`Table`]) built from the results, written as
 //! LaTeX ([`latex`]), CSV ([`csv`]) and Markdown ([`markdown`]).
 
-pub mod campaign;
-pub mod csv;
-pub mod latex;
-pub mod markdown;
-pub mod results;
+pub(crate) mod campaign;
+pub(crate) mod csv;
+pub(crate) mod latex;
+pub(crate) mod markdown;
+pub(crate) mod results;
 
 use crate::format::{Quantity, MISSING};
 use colloc_analysis::{brief_reason, Stats, WorkloadResult};
@@ -13,46 +13,46 @@ use std::collections::BTreeMap;
 
 /// One cell: text, a number of a quantity, or a median with its spread.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Cell {
+pub(crate) enum Cell {
     Text(String),
     Value(Option<f64>),
     Stats(Option<Stats>),
 }
 
 impl Cell {
-    pub fn text(s: impl Into<String>) -> Cell {
+    pub(crate) fn text(s: impl Into<String>) -> Cell {
         Cell::Text(s.into())
     }
 }
 
 /// How a column's values read.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Column {
+pub(crate) struct Column {
     pub header: String,
     pub quantity: Option<Quantity>,
 }
 
 impl Column {
-    pub fn text(header: &str) -> Column {
+    pub(crate) fn text(header: &str) -> Column {
         Column { header: header.to_string(), quantity: None }
     }
-    pub fn number(header: &str, q: Quantity) -> Column {
+    pub(crate) fn number(header: &str, q: Quantity) -> Column {
         Column { header: header.to_string(), quantity: Some(q) }
     }
     /// `Throughput (img/s)`.
-    pub fn header_with_unit(&self) -> String {
+    pub(crate) fn header_with_unit(&self) -> String {
         match self.quantity.and_then(Quantity::unit) {
             Some(u) => format!("{} ({u})", self.header),
             None => self.header.clone(),
         }
     }
-    pub fn is_numeric(&self) -> bool {
+    pub(crate) fn is_numeric(&self) -> bool {
         self.quantity.is_some()
     }
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Table {
+pub(crate) struct Table {
     /// File stem: `paper/tables/<id>.{tex,csv,md}`.
     pub id: &'static str,
     pub title: String,
@@ -67,12 +67,13 @@ pub struct Table {
 }
 
 /// What simulated tables and figures say.
-pub const SIMULATED_NOTE: &str = "SIMULATED: these numbers come from the runner's simulated backend, not from a GPU";
+pub(crate) const SIMULATED_NOTE: &str =
+    "SIMULATED: these numbers come from the runner's simulated backend, not from a GPU";
 
 impl Table {
     /// The display text of a cell (Markdown, LaTeX, HTML): numbers in the column's format,
     /// statistics as `median (min–max)`.
-    pub fn display(&self, col: usize, cell: &Cell) -> String {
+    pub(crate) fn display(&self, col: usize, cell: &Cell) -> String {
         let q = self.columns[col].quantity.unwrap_or(Quantity::Plain);
         match cell {
             Cell::Text(s) if s.is_empty() => MISSING.to_string(),
@@ -83,7 +84,7 @@ impl Table {
     }
 
     /// The caption with the SIMULATED mark first when it applies.
-    pub fn full_caption(&self) -> String {
+    pub(crate) fn full_caption(&self) -> String {
         if self.simulated {
             format!("{SIMULATED_NOTE}. {}", self.caption)
         } else {
@@ -92,7 +93,7 @@ impl Table {
     }
 
     /// The notes, with the statistics convention when a column holds statistics.
-    pub fn all_notes(&self) -> Vec<String> {
+    pub(crate) fn all_notes(&self) -> Vec<String> {
         let mut notes = self.notes.clone();
         if self.rows.iter().flatten().any(|c| matches!(c, Cell::Stats(_))) {
             notes.push("Values are the median over repetitions, with min–max in parentheses.".to_string());
@@ -104,7 +105,7 @@ impl Table {
 
 /// Notes for the workloads that were not measured: one line per distinct outcome and
 /// reason (briefly), naming the workloads when there are few and counting them otherwise.
-pub fn status_notes<'a>(ws: impl IntoIterator<Item = &'a WorkloadResult>) -> Vec<String> {
+pub(crate) fn status_notes<'a>(ws: impl IntoIterator<Item = &'a WorkloadResult>) -> Vec<String> {
     const NAMED: usize = 3;
     let mut groups: BTreeMap<(&'static str, String), Vec<String>> = BTreeMap::new();
     for w in ws {
@@ -129,7 +130,7 @@ pub fn status_notes<'a>(ws: impl IntoIterator<Item = &'a WorkloadResult>) -> Vec
 }
 
 /// The three files of a table.
-pub fn render(t: &Table) -> Vec<(String, String)> {
+pub(crate) fn render(t: &Table) -> Vec<(String, String)> {
     vec![
         (format!("{}.tex", t.id), latex::render(t)),
         (format!("{}.csv", t.id), csv::render(t)),

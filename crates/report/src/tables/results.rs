@@ -6,10 +6,11 @@ use colloc_spec::Mode;
 use colloc_trace::meta::RunStatus;
 
 use super::{status_notes, Cell, Column, Table};
-use crate::format::Quantity;
-use crate::order::{is_mix, mix_rank, mode_name, mode_rank, workload_key, MODES};
+use crate::format::{number_word, Quantity};
+use crate::legend::{mix_classes, mix_experiments, mix_jobs_and_slices, mix_sizes};
+use crate::order::{is_mix, mix_position, mode_name, workload_key, MODES};
 
-pub fn baselines(results: &Results) -> Table {
+pub(crate) fn baselines(results: &Results) -> Table {
     let mut bs: Vec<_> = results.baselines.iter().collect();
     bs.sort_by(|a, b| {
         (&a.model, &a.dataset, a.batch_size, &a.data).cmp(&(&b.model, &b.dataset, b.batch_size, &b.data))
@@ -23,13 +24,13 @@ pub fn baselines(results: &Results) -> Table {
                 Cell::Value(Some(b.batch_size as f64)),
                 Cell::text(b.data.clone()),
                 Cell::text(mode_name(b.mode)),
-                Cell::Stats(Some(b.throughput)),
-                Cell::Stats(b.epoch_seconds),
-                Cell::Stats(b.measured_epoch_seconds),
-                Cell::Stats(b.memory_bytes),
-                Cell::Stats(b.data_wait_share),
-                Cell::Stats(b.cpu_cores),
-                Cell::Stats(b.sm_activity_pct),
+                Cell::Stats(b.stats.throughput),
+                Cell::Stats(b.stats.epoch_seconds),
+                Cell::Stats(b.stats.measured_epoch_seconds),
+                Cell::Stats(b.stats.memory_bytes),
+                Cell::Stats(b.stats.data_wait_share),
+                Cell::Stats(b.stats.cpu_cores),
+                Cell::Stats(b.stats.sm_activity_pct),
             ]
         })
         .collect();
@@ -60,15 +61,13 @@ pub fn baselines(results: &Results) -> Table {
     }
 }
 
-pub fn homogeneous(results: &Results) -> Table {
+pub(crate) fn homogeneous(results: &Results) -> Table {
     let mut ws: Vec<&WorkloadResult> = results.workloads.iter().filter(|w| !is_mix(w) && w.homogeneous()).collect();
     ws.sort_by_key(|w| workload_key(w));
-    let capacity = results.gpu_memory_bytes();
     let rows = ws
         .iter()
         .map(|w| {
             let j = &w.jobs[0];
-            let share = w.mem_used_bytes_max.map(|s| s.median).zip(capacity).map(|(u, c)| u / c);
             vec![
                 Cell::text(w.experiment.to_string()),
                 Cell::text(j.model.clone()),
@@ -78,18 +77,21 @@ pub fn homogeneous(results: &Results) -> Table {
                 Cell::Value(Some(w.n_jobs() as f64)),
                 Cell::text(mode_label(w)),
                 Cell::text(w.status_word()),
-                Cell::Stats(w.per_job_epoch_seconds),
-                Cell::Stats(w.aggregate_throughput),
-                Cell::Stats(w.aggregate_ratio),
-                Cell::Stats(w.mem_used_bytes_max),
-                Cell::Value(share),
+                Cell::Stats(w.stats.per_job_epoch_seconds),
+                Cell::Stats(w.stats.aggregate_throughput),
+                Cell::Stats(w.stats.aggregate_ratio),
+                Cell::Stats(w.stats.mem_used_bytes_max),
+                Cell::Value(w.stats.mem_used_share.map(|s| s.median)),
             ]
         })
         .collect();
     Table {
         id: "homogeneous",
         title: "Homogeneous collocation".to_string(),
-        caption: "One to seven copies of the same job per mode: per-job epoch time, aggregate throughput and its ratio to the model alone, device memory.".to_string(),
+        caption: format!(
+            "{} of the same job per mode: per-job epoch time, aggregate throughput and its ratio to the model alone, device memory.",
+            copies(&ws)
+        ),
         columns: vec![
             Column::text("Exp."),
             Column::text("Model"),
@@ -118,8 +120,23 @@ pub fn homogeneous(results: &Results) -> Table {
     }
 }
 
+/// `One to seven copies`: the fewest and the most jobs of the workloads.
+fn copies(ws: &[&WorkloadResult]) -> String {
+    let n = ws.iter().map(|w| w.n_jobs());
+    match (n.clone().min(), n.max()) {
+        (Some(lo), Some(hi)) if lo < hi => format!("{} to {} copies", capitalised(&number_word(lo)), number_word(hi)),
+        (Some(n), _) => format!("{} {}", capitalised(&number_word(n)), if n == 1 { "copy" } else { "copies" }),
+        _ => "Copies".to_string(),
+    }
+}
+
+fn capitalised(s: &str) -> String {
+    let mut c = s.chars();
+    c.next().map_or_else(String::new, |f| f.to_uppercase().chain(c).collect())
+}
+
 /// `MPS`, `MIG 1g×7`, `MPS-limited 1g×7`.
-pub fn mode_label(w: &WorkloadResult) -> String {
+pub(crate) fn mode_label(w: &WorkloadResult) -> String {
     if w.layout.is_empty() {
         mode_name(w.mode).to_string()
     } else {
@@ -127,11 +144,11 @@ pub fn mode_label(w: &WorkloadResult) -> String {
     }
 }
 
-pub fn mixes(results: &Results) -> Table {
+pub(crate) fn mixes(results: &Results) -> Table {
     let mixes: Vec<&WorkloadResult> = results.workloads.iter().filter(|w| is_mix(w)).collect();
     let modes: Vec<Mode> = MODES.iter().copied().filter(|m| mixes.iter().any(|w| w.mode == *m)).collect();
     let mut keys: Vec<(usize, String, String)> =
-        mixes.iter().map(|w| (mix_rank(&w.label), w.label.clone(), w.data.clone())).collect();
+        mixes.iter().map(|w| (mix_position(&w.form).unwrap_or(0), w.label.clone(), w.data.clone())).collect();
     keys.sort();
     keys.dedup();
     let mut rows = Vec::new();
@@ -156,9 +173,9 @@ pub fn mixes(results: &Results) -> Table {
         for m in &modes {
             row.push(match of(*m) {
                 None => Cell::text("·"),
-                Some(w) if w.aggregate_ratio.is_some() => Cell::Stats(w.aggregate_ratio),
+                Some(w) if w.stats.aggregate_ratio.is_some() => Cell::Stats(w.stats.aggregate_ratio),
                 Some(w) if !w.feasible || w.status == RunStatus::Infeasible => Cell::text("infeasible"),
-                Some(w) if w.status == RunStatus::Ok => Cell::text(match w.aggregate_throughput {
+                Some(w) if w.status == RunStatus::Ok => Cell::text(match w.stats.aggregate_throughput {
                     Some(t) => format!("{} (no run alone)", Quantity::Throughput.with_unit(t.median)),
                     None => "ok, not measured".to_string(),
                 }),
@@ -172,24 +189,31 @@ pub fn mixes(results: &Results) -> Table {
     Table {
         id: "mixes",
         title: "Heterogeneous mixes".to_string(),
-        caption: "Experiment 37: mixes of small (S), medium (M) and large (L) jobs per mode; each cell is the sum over jobs of throughput over the same model alone.".to_string(),
+        caption: match mix_experiments(results) {
+            Some(e) => format!(
+                "{e}: mixes of {} jobs per mode; each cell is the sum over jobs of throughput over the same model alone.",
+                mix_sizes(results, true)
+            ),
+            None => "Mixes of job classes per mode: none in this campaign.".to_string(),
+        },
         columns,
         rows,
-        notes: [
-            "S = resnet26/CIFAR-10/b128, M = resnet50/ImageNet64/b128, L = resnet152/ImageNet/b32; under MIG S→1g, M→2g, L→4g.".to_string(),
-            "infeasible: the MIG layout cannot be made on the GPU (more than its seven compute slices, or no placement).".to_string(),
-        ]
-        .into_iter()
+        notes: (!mix_classes(results).is_empty())
+            .then(|| format!("{}.", mix_jobs_and_slices(results)))
+            .into_iter()
+            .chain([format!(
+                "infeasible: the MIG layout cannot be made on the GPU (more than its {}compute slices, or no placement).",
+                results.target.as_ref().map_or_else(String::new, |g| format!("{} ", number_word(g.compute_slices as usize)))
+            )])
         .chain(status_notes(mixes.iter().copied().filter(|w| w.status != RunStatus::Infeasible && w.feasible)))
         .collect(),
         simulated: results.simulated,
     }
 }
 
-pub fn utilisation(results: &Results) -> Table {
+pub(crate) fn utilisation(results: &Results) -> Table {
     let mut ws: Vec<&WorkloadResult> = results.workloads.iter().filter(|w| w.status == RunStatus::Ok).collect();
     ws.sort_by_key(|w| workload_key(w));
-    let capacity = results.gpu_memory_bytes();
     let med = |s: Option<colloc_analysis::Stats>| Cell::Value(s.map(|s| s.median));
     let rows = ws
         .iter()
@@ -199,21 +223,20 @@ pub fn utilisation(results: &Results) -> Table {
                 Cell::text(w.label.clone()),
                 Cell::text(w.data.clone()),
                 Cell::text(mode_label(w)),
-                med(w.sm_activity_pct),
-                med(w.sm_occupancy_pct),
-                med(w.tensor_activity_pct),
-                med(w.dram_bw_util_pct),
-                med(w.gpu_util_pct),
-                med(w.mem_used_bytes_max),
-                Cell::Value(w.mem_used_bytes_max.map(|s| s.median).zip(capacity).map(|(u, c)| u / c)),
-                med(w.power_w),
-                med(w.energy_per_image_j),
-                med(w.cpu_cores_total),
-                med(w.data_wait_share),
+                med(w.stats.sm_activity_pct),
+                med(w.stats.sm_occupancy_pct),
+                med(w.stats.tensor_activity_pct),
+                med(w.stats.dram_bw_util_pct),
+                med(w.stats.gpu_util_pct),
+                med(w.stats.mem_used_bytes_max),
+                med(w.stats.mem_used_share),
+                med(w.stats.power_w),
+                med(w.stats.energy_per_image_j),
+                med(w.stats.cpu_cores_total),
+                med(w.stats.data_wait_share),
             ]
         })
         .collect();
-    let _ = mode_rank;
     Table {
         id: "utilisation",
         title: "Utilisation".to_string(),

@@ -1,0 +1,196 @@
+//! Verifying a campaign's traces, then analysing its runs into [`Results`].
+
+use anyhow::{Context, Result};
+use colloc_plan::{Plan, PlannedWorkload};
+use colloc_trace::manifest::{self, Problem};
+
+use crate::model::{PendingWorkload, Results, Timeline, WorkloadResult};
+use crate::{aggregate, load, per_run, provenance};
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// The campaign differs from its manifest; nothing was analysed.
+#[derive(Debug)]
+struct VerificationFailed {
+    campaign: String,
+    problems: Vec<Problem>,
+}
+
+impl std::fmt::Display for VerificationFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "campaign {} does not match its {}:", self.campaign, colloc_trace::layout::MANIFEST)?;
+        for p in &self.problems {
+            write!(f, "\n  {p}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for VerificationFailed {}
+
+/// Verifies `campaign_dir` against its manifest: a missing manifest, or any file missing,
+/// extra, truncated or altered, is an error naming the files.
+fn verify(campaign_dir: &Path) -> Result<()> {
+    let name = campaign_name(campaign_dir);
+    let manifest_path = campaign_dir.join(colloc_trace::layout::MANIFEST);
+    if !manifest_path.is_file() {
+        anyhow::bail!("campaign {name}: no {} in {}", colloc_trace::layout::MANIFEST, campaign_dir.display());
+    }
+    let problems = manifest::verify(campaign_dir).with_context(|| format!("campaign {name}: cannot verify"))?;
+    if !problems.is_empty() {
+        return Err(VerificationFailed { campaign: name, problems }.into());
+    }
+    Ok(())
+}
+
+/// Verifies, then analyses, the campaign in `campaign_dir` (`data/<campaign>/`).
+///
+/// With the campaign's `plan`, each run is analysed as the plan's workload of its id (its
+/// form and roles included; the copy in the run's `meta.json` when the plan has no such
+/// workload or its jobs differ), and the results say which planned runs are not made yet.
+pub fn analyse(campaign_dir: &Path, plan: Option<&Plan>) -> Result<Results> {
+    verify(campaign_dir)?;
+    let campaign = plan.and_then(|p| p.campaign.clone()).unwrap_or_else(|| campaign_name(campaign_dir));
+
+    let mut runs = Vec::new();
+    for dir in load::run_dirs(campaign_dir)? {
+        let mut run = load::read_run(&dir)?;
+        if let Some(w) = plan.and_then(|p| p.workloads.iter().find(|w| w.id == run.workload.id)) {
+            if same_jobs(w, &run.workload) {
+                run.workload = w.clone();
+            }
+        }
+        runs.push(run);
+    }
+    let provenance = provenance::provenance(campaign_dir, &campaign, &runs)
+        .with_context(|| format!("campaign {campaign}: reading {}", colloc_trace::layout::MANIFEST))?;
+
+    // The planned workloads, as the runs embed them.
+    let mut workloads: BTreeMap<String, PlannedWorkload> = BTreeMap::new();
+    for r in &runs {
+        workloads.entry(r.workload.id.clone()).or_insert_with(|| r.workload.clone());
+    }
+
+    // A later attempt of the same repetition replaces the earlier ones.
+    let mut latest: BTreeMap<(String, u32), u32> = BTreeMap::new();
+    for r in &runs {
+        let e = latest.entry((r.meta.workload_id.clone(), r.meta.repetition)).or_insert(r.meta.attempt);
+        *e = (*e).max(r.meta.attempt);
+    }
+
+    let mut results = Vec::with_capacity(runs.len());
+    let mut timelines = Vec::new();
+    for r in &runs {
+        let a = per_run::analyse_run(r, r.workload.timeline)?;
+        let mut result = a.result;
+        result.superseded = latest.get(&(r.meta.workload_id.clone(), r.meta.repetition)) != Some(&r.meta.attempt);
+        if let (Some(points), false) = (a.timeline, result.superseded) {
+            timelines.push((r.workload.clone(), result.run_id.clone(), result.repetition, points));
+        }
+        results.push(result);
+    }
+    results.sort_by(|a, b| a.run_id.cmp(&b.run_id));
+
+    let baselines = aggregate::baselines(&results, &workloads)?;
+    aggregate::apply_baselines(&mut results, &workloads, &baselines);
+    let workload_results = aggregate::workload_results(&results, &workloads)?;
+    let comparisons = aggregate::comparisons(&workload_results);
+
+    // One timeline per workload of the timeline role: its lowest repetition.
+    timelines.sort_by(|a, b| (&a.0.id, a.2, &a.1).cmp(&(&b.0.id, b.2, &b.1)));
+    timelines.dedup_by(|b, a| a.0.id == b.0.id);
+    let timelines = timelines
+        .into_iter()
+        .map(|(w, run_id, _, points)| Timeline {
+            layout: aggregate::layout(&w),
+            workload_id: w.id,
+            run_id,
+            label: w.label,
+            mode: w.mode,
+            data: w.data,
+            points,
+        })
+        .collect();
+
+    let primary_data = primary_data(&workload_results);
+    let mut results = Results {
+        simulated: provenance.simulated,
+        campaign,
+        provenance,
+        primary_data,
+        runs: results,
+        workloads: workload_results,
+        baselines,
+        comparisons,
+        timelines,
+        pending: Vec::new(),
+        target: plan.map(|p| p.gpu.clone()),
+    };
+    if let Some(plan) = plan {
+        against_plan(&mut results, &plan.workloads);
+    }
+    Ok(results)
+}
+
+/// The plan's workload describes the jobs that ran: as many, of the same models and batches.
+fn same_jobs(planned: &PlannedWorkload, ran: &PlannedWorkload) -> bool {
+    planned.jobs.len() == ran.jobs.len()
+        && planned.jobs.iter().zip(&ran.jobs).all(|(a, b)| (&a.model, a.batch_size) == (&b.model, b.batch_size))
+}
+
+/// Records which of the plan's runs (workload, repetition) have no run directory, and the
+/// workloads without any: a campaign still being run is analysed as far as it goes, and
+/// says so.
+fn against_plan(results: &mut Results, plan: &[PlannedWorkload]) {
+    let made: BTreeSet<(&str, u32)> = results.runs.iter().map(|r| (r.workload_id.as_str(), r.repetition)).collect();
+    let mut total = 0;
+    let mut missing = Vec::new();
+    let mut pending = Vec::new();
+    for w in plan {
+        let reps = w.repetitions.max(1);
+        total += reps as usize;
+        let absent: Vec<u32> = (1..=reps).filter(|rep| !made.contains(&(w.id.as_str(), *rep))).collect();
+        missing.extend(absent.iter().map(|rep| colloc_trace::ids::run_id(&w.id, *rep, 1)));
+        if absent.len() == reps as usize && !results.workloads.iter().any(|x| x.id == w.id) {
+            pending.push(PendingWorkload {
+                id: w.id.clone(),
+                experiment: w.experiment,
+                label: w.label.clone(),
+                mode: w.mode,
+                layout: aggregate::layout(w),
+                data: w.data.clone(),
+                timeline: w.timeline,
+                form: w.form.clone(),
+                feasible: w.feasible,
+                reason: w.reason.clone(),
+                repetitions: reps,
+            });
+        }
+    }
+    missing.sort();
+    pending.sort_by(|a, b| a.id.cmp(&b.id));
+    results.provenance.planned_runs = Some(total);
+    results.provenance.missing_runs = missing;
+    results.pending = pending;
+}
+
+/// The data source most workloads used (ties: alphabetical).
+fn primary_data(workloads: &[WorkloadResult]) -> String {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for w in workloads {
+        *counts.entry(w.data.as_str()).or_default() += 1;
+    }
+    counts
+        .iter()
+        .fold(None::<(&str, usize)>, |acc, (d, n)| match acc {
+            Some((_, best)) if best >= *n => acc,
+            _ => Some((d, *n)),
+        })
+        .map(|(d, _)| d.to_string())
+        .unwrap_or_else(|| "synthetic".to_string())
+}
+
+fn campaign_name(dir: &Path) -> String {
+    dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| dir.display().to_string())
+}
