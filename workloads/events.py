@@ -10,7 +10,7 @@ import os
 import sys
 import time
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 SCHEMA_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "protocol.schema.json")
 COMMON_FIELDS = ("mono", "wall", "job", "event")
 

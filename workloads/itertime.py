@@ -66,6 +66,11 @@ class _Recorder:
         self._base = None         # end of the step before _first
 
     @property
+    def last_end(self):
+        """Monotonic end of the last finished iteration (the first anchor before any)."""
+        return self._ends[-1] if self._ends else self._base
+
+    @property
     def done(self):
         """Iterations whose end is known (emitted or waiting for their chunk)."""
         return self._first + len(self._ends)

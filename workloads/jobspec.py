@@ -12,7 +12,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Optional
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 SOURCES = ("synthetic", "generated", "imagefolder")
 FORMATS = ("png", "jpeg")
 SCHEDULES = ("cosine", "constant")
@@ -40,7 +40,7 @@ TRAINING_FIELDS = {
 }
 PROTOCOL_FIELDS = {
     "paper": {"epochs": "u32", "sample_every": "u32"},
-    "quick": {"warmup_steps": "u32", "window_seconds": "float", "sample_every": "u32"},
+    "quick": {"warmup_steps": "u32", "window_seconds": "float", "sample_every": "u32", "min_iterations": "u32"},
 }
 JOB_FIELDS = {
     "protocol_version": "u32", "run_id": "str", "workload_id": "str", "job": "u32", "model": "str",
@@ -49,7 +49,8 @@ JOB_FIELDS = {
 }
 PROTOCOL_DEFAULTS = {
     "paper": {"kind": "paper", "epochs": 5, "sample_every": 50},
-    "quick": {"kind": "quick", "warmup_steps": 10, "window_seconds": 60.0, "sample_every": 50},
+    "quick": {"kind": "quick", "warmup_steps": 10, "window_seconds": 60.0, "sample_every": 50,
+              "min_iterations": 50},
 }
 
 
@@ -107,6 +108,7 @@ class Protocol:
     epochs: Optional[int] = None
     warmup_steps: Optional[int] = None
     window_seconds: Optional[float] = None
+    min_iterations: Optional[int] = None
 
     def to_dict(self):
         return {"kind": self.kind, **{k: getattr(self, k) for k in PROTOCOL_FIELDS[self.kind]}}
@@ -295,6 +297,7 @@ _OVERRIDES = {
     "seed": ("training", "seed"),
     "epochs": ("protocol", "epochs"), "warmup_steps": ("protocol", "warmup_steps"),
     "window_seconds": ("protocol", "window_seconds"), "sample_every": ("protocol", "sample_every"),
+    "min_iterations": ("protocol", "min_iterations"),
 }
 
 
@@ -338,6 +341,8 @@ def build_parser():
     g.add_argument("--epochs", type=int, help="paper protocol: epochs to train")
     g.add_argument("--warmup-steps", type=int, help="quick protocol: iterations before ready")
     g.add_argument("--window-seconds", type=float, help="quick protocol: seconds measured after release")
+    g.add_argument("--min-iterations", type=int,
+                   help="quick protocol: iterations trained after release before the window is met")
     g.add_argument("--sample-every", type=int, help="iterations per sample event")
     g.add_argument("--job", type=int, help="index of the job in its workload")
     g.add_argument("--run-id")

@@ -16,6 +16,7 @@ import os
 import platform
 import random
 import sys
+import threading
 import time
 import traceback
 
@@ -25,6 +26,7 @@ if HERE not in sys.path:
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_ABORTED, EXIT_OOM = 0, 1, 2, 3, 4
 SLOW_DATA_SECONDS = 0.1
+CHUNK_SECONDS = 1.0  # protocol 2: an `iterations` event about every second
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".ppm", ".bmp", ".pgm", ".tif", ".tiff", ".webp")
 
 
@@ -126,6 +128,33 @@ class LoaderSource:
             yield x, y.to(self.device, non_blocking=True)
 
 
+class StopLine:
+    """Protocol 2, after release: a thread reads the runner's next stdin line. `stop`, any
+    other line and end of input all end the window (`is_set()`); `set()` ends it from here
+    (a job run with --no-wait stops itself once the window is met)."""
+
+    def __init__(self, stdin):
+        self.event = threading.Event()
+        self.seen_mono = None
+        if stdin is not None:
+            threading.Thread(target=self._read, args=(stdin,), daemon=True).start()
+
+    def _read(self, stdin):
+        try:
+            stdin.readline()
+        except (OSError, ValueError):
+            pass
+        self.set()
+
+    def set(self):
+        if self.seen_mono is None:
+            self.seen_mono = time.monotonic()
+        self.event.set()
+
+    def is_set(self):
+        return self.event.is_set()
+
+
 class Stream:
     """Batches of a source epoch after epoch: `next()` gives (batch, seconds waited), with
     batch None once at the end of each epoch."""
@@ -171,7 +200,10 @@ class Trainer:
             log(f"job {self.job.job}: aborted before release")
             return "aborted", EXIT_ABORTED
         self.emit("release")
-        self.measure()
+        if self.job.protocol.kind == "quick":
+            self.measure_window()
+        else:
+            self.measure()
         return ("completed" if self.job.protocol.kind == "paper" else "window_done"), EXIT_OK
 
     # setup -------------------------------------------------------------------------
@@ -334,6 +366,74 @@ class Trainer:
         if sys.stdin.isatty():
             log("type release (or abort) and Enter")
         return sys.stdin.readline().strip() == "release"
+
+    def measure_window(self):
+        """Protocol 2, quick: trains from release until the runner's stop line, recording the
+        end of every iteration without synchronising the device (itertime), its images and its
+        data wait, in `iterations` chunks about every second; `window_met` once the job has
+        trained `window_seconds` and `min_iterations` since release. After the stop line it
+        trains one more iteration, issued after the line was read, so its records reach past
+        the runner's stop; then `window_end`."""
+        import itertime
+        p, batch = self.job.protocol, self.job.batch_size
+        min_iterations = max(1, p.min_iterations or 0)
+        stop = StopLine(None if self.opts.no_wait else sys.stdin)
+        self.waits, self.waits_first = [], 0
+        rec = itertime.recorder(self.torch, self.device, on_chunk=self.emit_iterations,
+                                chunk=itertime.CHUNK)
+        self.recorder = rec
+        start = rec.anchor()  # synchronises the device (idle since the warm-up)
+        self.emit("window_start", step=0)
+        self.loss, steps, images, pending_wait = None, 0, 0, 0.0
+        met, stopping, last_flush = False, False, start
+        while True:
+            batch_xy, wait = self.stream.next()
+            pending_wait += wait
+            if batch_xy is None:  # an epoch is over; the loader starts the next one
+                continue
+            self.loss = self.train_step(*batch_xy)
+            rec.mark(batch)
+            self.waits.append(pending_wait)
+            pending_wait = 0.0
+            steps += 1
+            images += batch
+            if stopping:
+                break
+            if not met and rec.done >= min_iterations and rec.last_end - start >= p.window_seconds:
+                met = True
+                self.emit("window_met", step=rec.done, seconds=rec.last_end - start)
+                if self.opts.no_wait:
+                    stop.set()
+            now = time.monotonic()
+            if now - last_flush >= CHUNK_SECONDS:
+                rec.flush()
+                last_flush = now
+            stopping = stop.is_set()
+        rec.finish()  # waits for the last iteration: the window is over
+        loss = float(self.loss.item())
+        if not math.isfinite(loss):
+            raise Diverged(f"the training loss is {loss} at step {steps}")
+        seconds = rec.last_end - start
+        if self.cuda:  # the device is idle now: how far its timer and the host clock drifted
+            rec.anchor()
+            drift = rec.anchors[-1]["drift"]
+            if drift is not None:
+                log(f"job {self.job.job}: device and host clocks drifted {drift * 1e6:.0f} us apart")
+        self.emit("window_end", step=steps, images=images, seconds=seconds)
+        log(f"job {self.job.job}: {images} images in {seconds:.1f} s, {images / seconds:.1f} img/s"
+            + ("" if met else " (stopped before the window was met)"))
+
+    def emit_iterations(self, chunk):
+        """One `iterations` event from an itertime chunk and the iterations' data waits."""
+        n = len(chunk["end_us"])
+        lo = chunk["first_step"] - self.waits_first
+        waits = self.waits[lo:lo + n]
+        del self.waits[:lo + n]
+        self.waits_first = chunk["first_step"] + n
+        images = chunk["images"] if isinstance(chunk["images"], list) else [chunk["images"]] * n
+        self.emit("iterations", first_step=chunk["first_step"], base_mono=chunk["base_mono"],
+                  end_us=[max(0, int(u)) for u in chunk["end_us"]], images=images,
+                  data_wait_us=[max(0, round(w * 1e6)) for w in waits])
 
     def measure(self):
         """Measured training after release: samples, epochs, the window."""

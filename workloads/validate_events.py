@@ -8,8 +8,9 @@ for each problem to stderr. Exit status: 0 all logs good, 1 a problem found, 2 u
 `--partial` accepts a log that stops before its `end` line (a job that was killed).
 
 Standard library only. The JSON Schema support covers what the schema uses: type,
-required, properties, additionalProperties, const, enum, oneOf, anyOf, allOf, minimum,
-maximum and local $ref. Integers must be JSON integers (1.0 is not one, as for serde).
+required, properties, additionalProperties, items, const, enum, oneOf, anyOf, allOf,
+minimum, maximum and local $ref. Logs of protocol versions 1 and 2 are accepted, each with
+its own rules (the version is the one `hello` declares). Integers must be JSON integers (1.0 is not one, as for serde).
 """
 
 import argparse
@@ -19,6 +20,8 @@ import sys
 
 SCHEMA_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "protocol.schema.json")
 EXIT_CODES = {"window_done": 0, "completed": 0, "aborted": 3, "oom": 4}
+VERSIONS = (1, 2)
+V2_EVENTS = ("iterations", "window_met")
 
 
 # --- JSON Schema subset -------------------------------------------------------------
@@ -81,6 +84,9 @@ def schema_errors(value, schema, root=None, path="$"):
                 errors.append(f"{path}: unexpected field {key!r}")
             elif isinstance(schema.get("additionalProperties"), dict):
                 errors += schema_errors(item, schema["additionalProperties"], root, f"{path}.{key}")
+    if isinstance(value, list) and "items" in schema:
+        for i, item in enumerate(value):
+            errors += schema_errors(item, schema["items"], root, f"{path}[{i}]")
     for sub in schema.get("allOf", []):
         errors += schema_errors(value, sub, root, path)
     for keyword in ("oneOf", "anyOf"):
@@ -135,6 +141,9 @@ class _Order:
         self.job = None
         self.mono = None
         self.error_kinds = set()
+        self.version = None
+        self.next_step = 0        # protocol 2: first_step the next iterations chunk must have
+        self.next_base = None     # and its base_mono (the previous chunk's last end)
 
     def feed(self, line, ev):
         name = ev["event"]
@@ -147,8 +156,8 @@ class _Order:
             bad(f"the first event must be hello, got {name}")
         if seen and seen[-1] == "end":
             bad(f"{name} after end: end must be the last event")
-        if name in ("hello", "versions", "ready", "release", "window_start", "window_end", "end") \
-                and name in seen:
+        if name in ("hello", "versions", "ready", "release", "window_start", "window_met", "window_end",
+                    "end") and name in seen:
             bad(f"a second {name} event")
         if self.job is None:
             self.job = ev["job"]
@@ -168,11 +177,39 @@ class _Order:
             bad(f"{name} before window_start")
         if name in ("sample", "epoch_end") and "window_end" in seen:
             bad(f"{name} after window_end")
+        if name == "hello":
+            self.version = ev["protocol_version"]
+            if self.version not in VERSIONS:
+                bad(f"protocol_version {self.version} is not one of {', '.join(map(str, VERSIONS))}")
+        if name in V2_EVENTS:
+            if self.version == 1:
+                bad(f"{name} in a protocol version 1 log")
+            if "window_start" not in seen:
+                bad(f"{name} before window_start")
+            if "window_end" in seen:
+                bad(f"{name} after window_end")
+        if name == "iterations":
+            self._check_chunk(bad, ev)
         if name == "error":
             self.error_kinds.add(ev["kind"])
         if name == "end":
             self._check_end(bad, ev)
         seen.append(name)
+
+    def _check_chunk(self, bad, ev):
+        n = len(ev["end_us"])
+        if n == 0:
+            bad("iterations with no iteration")
+        if len(ev["images"]) != n or len(ev["data_wait_us"]) != n:
+            bad("iterations: end_us, images and data_wait_us differ in length")
+        if any(b < a for a, b in zip(ev["end_us"], ev["end_us"][1:])):
+            bad("iterations: end_us decreases")
+        if ev["first_step"] != self.next_step:
+            bad(f"iterations: first_step {ev['first_step']}, expected {self.next_step}")
+        if self.next_base is not None and abs(ev["base_mono"] - self.next_base) > 2e-6:
+            bad(f"iterations: base_mono {ev['base_mono']} is not the previous chunk's last end {self.next_base}")
+        self.next_step = ev["first_step"] + n
+        self.next_base = ev["base_mono"] + (ev["end_us"][-1] * 1e-6 if n else 0.0)
 
     def _check_end(self, bad, ev):
         reason, code, seen = ev["reason"], ev["exit_code"], self.seen

@@ -50,7 +50,7 @@ class JobFileTest(unittest.TestCase):
             "protocol.epochs: unknown field": job(protocol={"kind": "quick", "warmup_steps": 1,
                                                             "window_seconds": 1, "sample_every": 1, "epochs": 1}),
             "protocol.window_seconds: must be positive": job(protocol__window_seconds=0),
-            "protocol_version: this program speaks version 1": job(protocol_version=2),
+            "protocol_version: this program speaks version 2": job(protocol_version=1),
             "data.path: required for data source generated": job(data__path=None),
             "data.source: expected one of": job(data__source="s3"),
             "data.format: expected one of png, jpeg": job(data__format="gif"),

@@ -57,6 +57,8 @@ class EventsMatchRustTest(unittest.TestCase):
 
     def rust_type(self, ty):
         """A Rust field type as (JSON types, minimum, enum values)."""
+        if ty.startswith("Vec<"):
+            return ({"array"}, None, None, self.rust_type(ty[len("Vec<"):-1]))
         nullable = ty.startswith("Option<")
         inner = ty[len("Option<"):-1] if nullable else ty
         if inner in self.enums:
@@ -71,6 +73,8 @@ class EventsMatchRustTest(unittest.TestCase):
         if "enum" in prop:
             return ({"string"}, None, tuple(prop["enum"]))
         types = prop["type"] if isinstance(prop["type"], list) else [prop["type"]]
+        if types == ["array"]:
+            return ({"array"}, None, None, self.schema_type(prop["items"]))
         return (set(types), prop.get("minimum"), None)
 
     def test_event_names_and_fields(self):
@@ -101,8 +105,8 @@ class EventsMatchRustTest(unittest.TestCase):
             text = f.read()
         self.assertIn('RELEASE_LINE: &str = "release\\n"', text)
         self.assertIn('ABORT_LINE: &str = "abort\\n"', text)
-        with open(os.path.join(TRACE, "lib.rs"), encoding="utf-8") as f:
-            version = re.search(r"FORMAT_VERSION: u32 = (\d+);", f.read())
+        self.assertIn('STOP_LINE: &str = "stop\\n"', text)
+        version = re.search(r"PROTOCOL_VERSION: u32 = (\d+);", text)
         self.assertEqual(int(version.group(1)), events.PROTOCOL_VERSION)
         self.assertEqual(jobspec.PROTOCOL_VERSION, events.PROTOCOL_VERSION)
 

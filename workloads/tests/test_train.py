@@ -1,13 +1,16 @@
+import dataclasses
 import io
 import json
 import os
 import subprocess
 import sys
+import time
 import unittest
 from unittest import mock
 
 import datagen
 import events
+import itertime
 import jobspec
 import train
 import validate_events
@@ -94,6 +97,75 @@ class RunJobTest(unittest.TestCase):
         self.assertEqual((log[-2]["kind"], log[-2]["message"]), ("exception", "ZeroDivisionError: division by zero"))
 
 
+class FakeLoss:
+    def item(self):
+        return 2.5
+
+
+class FakeSource:
+    """Batches of 4 "images", 7 iterations an epoch, each taking about 2 ms to train."""
+
+    def epoch(self, partial=False):
+        for _ in range(7):
+            time.sleep(0.0005)
+            yield "x", "y"
+
+
+class WindowLoopTest(unittest.TestCase):
+    """Protocol 2's measured loop (measure_window) on the host clock, training replaced."""
+
+    def run_window(self, no_wait, stdin_text="", window=0.05, min_iterations=10):
+        job = jobspec.job_from_dict(jobspec.default_job(batch_size=4), "test")
+        job = dataclasses.replace(job, protocol=dataclasses.replace(
+            job.protocol, window_seconds=window, min_iterations=min_iterations))
+        stream = io.StringIO()
+        writer = events.EventWriter(stream, job=0)
+        writer.emit("hello", pid=1, protocol_version=2, simulated=False)
+        writer.emit("ready", setup_seconds=0.1, warmup_seconds=0.1, warmup_steps=0)
+        writer.emit("release")
+        opts = jobspec.Options(device="cpu", no_wait=no_wait, dump_job=False, job_file=None)
+        trainer = train.Trainer(job, opts, writer, time.monotonic())
+        trainer.torch, trainer.device, trainer.cuda = None, "cpu", False
+        trainer.stream = train.Stream(FakeSource())
+        trainer.train_step = lambda x, y: (time.sleep(0.002), FakeLoss())[1]
+        with mock.patch("sys.stdin", io.StringIO(stdin_text)), mock.patch("sys.stderr", io.StringIO()):
+            trainer.measure_window()
+        writer.emit("end", reason="window_done", exit_code=0)
+        lines = stream.getvalue().splitlines()
+        errors, _ = validate_events.validate_lines(lines, events.load_schema())
+        self.assertEqual(errors, [])
+        return [json.loads(line) for line in lines]
+
+    def test_self_stop_after_window_met(self):
+        log = self.run_window(no_wait=True)
+        names = [e["event"] for e in log]
+        self.assertEqual(names.count("window_met"), 1)
+        met = next(e for e in log if e["event"] == "window_met")
+        self.assertGreaterEqual(met["step"], 10)
+        self.assertGreaterEqual(met["seconds"], 0.05)
+        chunks = [e for e in log if e["event"] == "iterations"]
+        steps, ends, images = itertime.decode(chunks)
+        end = log[-2]
+        self.assertEqual(end["event"], "window_end")
+        # Every iteration trained is recorded, with its images and its data wait.
+        self.assertEqual(steps, list(range(end["step"])))
+        self.assertEqual(sum(images), end["images"])
+        self.assertEqual(sum(len(c["data_wait_us"]) for c in chunks), end["step"])
+        self.assertTrue(all(w > 0 for c in chunks for w in c["data_wait_us"]))
+        # The one iteration after the stop: trained after window_met.
+        self.assertGreater(end["step"], met["step"])
+        start = next(e for e in log if e["event"] == "window_start")
+        self.assertAlmostEqual(end["seconds"], ends[-1] - chunks[0]["base_mono"], places=5)
+        self.assertLessEqual(chunks[0]["base_mono"], start["mono"])
+
+    def test_stop_line_before_the_window_is_met(self):
+        log = self.run_window(no_wait=False, stdin_text="stop\n", window=30.0)
+        names = [e["event"] for e in log]
+        self.assertNotIn("window_met", names)
+        self.assertIn("iterations", names)
+        self.assertGreaterEqual(log[-2]["step"], 1)
+
+
 @unittest.skipUnless(have("torch", "timm", "torchvision", "numpy", "PIL"), "needs PyTorch and timm")
 class TrainOnCpuTest(unittest.TestCase):
     """train.py end to end on the CPU with a tiny model, as the runner starts it."""
@@ -112,14 +184,16 @@ class TrainOnCpuTest(unittest.TestCase):
         return result.returncode, [json.loads(line) for line in lines]
 
     def test_quick_synthetic(self):
-        code, log = self.run_train("release\n", "--data", "synthetic", "--batch-size", "2", "--fraction", "0.001",
-                                   "--protocol", "quick", "--window-seconds", "1", "--warmup-steps", "2",
-                                   "--sample-every", "2")
+        # --no-wait: released at once, and the job ends the window itself once it is met.
+        code, log = self.run_train("", "--no-wait", "--data", "synthetic", "--batch-size", "2",
+                                   "--fraction", "0.001", "--protocol", "quick", "--window-seconds", "1",
+                                   "--warmup-steps", "2", "--min-iterations", "3")
         self.assertEqual(code, 0)
         names = [e["event"] for e in log]
         self.assertEqual(names[:5], ["hello", "versions", "ready", "release", "window_start"])
         self.assertEqual(names[-2:], ["window_end", "end"])
-        self.assertIn("sample", names)
+        self.assertIn("iterations", names)
+        self.assertIn("window_met", names)
         self.assertEqual(log[2]["warmup_steps"], 2)
         self.assertGreaterEqual(log[-2]["seconds"], 1.0)
         self.assertEqual(log[-1]["reason"], "window_done")

@@ -35,6 +35,24 @@ def good_log():
     ]
 
 
+def good_v2_log():
+    """A protocol-2 quick log: iterations chunks, window_met, the stop, window_end."""
+    base = 4.001
+    return [
+        ev("hello", 1, pid=10, protocol_version=2, simulated=True),
+        ev("versions", 2, python="3.12.3", torch=None, timm=None, cuda=None, cudnn=None, device=None),
+        ev("ready", 3, setup_seconds=1.0, warmup_seconds=0.5, warmup_steps=10),
+        ev("release", 4),
+        ev("window_start", 4.001, step=0),
+        ev("iterations", 5.1, first_step=0, base_mono=base, end_us=[400000, 800000], images=[8, 8],
+           data_wait_us=[10, 0]),
+        ev("window_met", 5.2, step=2, seconds=0.8),
+        ev("iterations", 5.3, first_step=2, base_mono=base + 0.8, end_us=[400000], images=[8], data_wait_us=[3]),
+        ev("window_end", 5.3, step=3, images=24, seconds=1.2),
+        ev("end", 5.4, reason="window_done", exit_code=0),
+    ]
+
+
 def lines(log):
     return [json.dumps(e) for e in log]
 
@@ -57,6 +75,34 @@ class ValidatorTest(unittest.TestCase):
         early = good_log()[:1] + [ev("error", 2, kind="data", message="no images"),
                                   ev("end", 3, reason="error", exit_code=1)]
         self.assertEqual(self.check(early), [])
+
+    def test_version_2(self):
+        self.assertEqual(self.check(good_v2_log()), [])
+        log = good_v2_log()
+        log[7] = dict(log[7], first_step=3)
+        self.assertRejects(log, "first_step 3, expected 2")
+        log = good_v2_log()
+        log[7] = dict(log[7], base_mono=4.9)
+        self.assertRejects(log, "is not the previous chunk's last end")
+        log = good_v2_log()
+        log[5] = dict(log[5], images=[8])
+        self.assertRejects(log, "differ in length")
+        log = good_v2_log()
+        log[5] = dict(log[5], end_us=[800000, 400000])
+        self.assertRejects(log, "end_us decreases")
+        log = good_v2_log()
+        log[5] = dict(log[5], end_us=[-1, 400000])
+        self.assertRejects(log, "$.end_us[0]: -1 is below the minimum 0")
+        self.assertRejects(good_v2_log()[:6] + good_v2_log()[6:7] * 2 + good_v2_log()[7:], "a second window_met")
+        v1 = good_v2_log()
+        v1[0] = dict(v1[0], protocol_version=1)
+        self.assertRejects(v1, "iterations in a protocol version 1 log")
+        v3 = good_log()
+        v3[0] = dict(v3[0], protocol_version=3)
+        self.assertRejects(v3, "protocol_version 3 is not one of 1, 2")
+        late = good_v2_log()
+        late.insert(9, late[6])
+        self.assertRejects(late, "window_met after window_end")
 
     def test_schema_errors(self):
         log = good_log()

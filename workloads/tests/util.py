@@ -10,7 +10,7 @@ from workloads.tests import REPO, WORKLOADS  # noqa: F401  (re-exported)
 
 # A job file as the runner writes it (crates/trace/src/jobfile.rs).
 JOB = {
-    "protocol_version": 1, "run_id": "e33-resnet26-x2-naive.r1", "workload_id": "e33-resnet26-x2-naive",
+    "protocol_version": 2, "run_id": "e33-resnet26-x2-naive.r1", "workload_id": "e33-resnet26-x2-naive",
     "job": 1, "model": "resnet26", "batch_size": 128,
     "data": {"source": "generated", "name": "cifar10", "path": "/tmp/cache", "image_size": 32,
              "train_count": 50000, "val_count": 10000, "fraction": 0.1, "format": "png"},
@@ -18,7 +18,8 @@ JOB = {
                  "schedule": "cosine", "precision": "fp32", "channels_last": False, "workers": 4,
                  "input_size": None, "num_classes": 1000, "color_jitter": 0.4,
                  "validate_every_epoch": True, "seed": 42},
-    "protocol": {"kind": "quick", "warmup_steps": 10, "window_seconds": 30.0, "sample_every": 50},
+    "protocol": {"kind": "quick", "warmup_steps": 10, "window_seconds": 30.0, "sample_every": 50,
+                 "min_iterations": 20},
     "events_path": "runs/x/job-1.events.jsonl",
 }
 

@@ -300,6 +300,10 @@ pub struct RunResult {
     pub started_at: String,
     pub ended_at: String,
     /// The interval in which every job of the workload trained.
+    /// The job protocol the run's jobs spoke (`hello.protocol_version`): 1, the first quick
+    /// protocol (each job's own window, cut at its sample boundaries, intersected); 2, one
+    /// common window ended by the runner, measured from per-iteration times.
+    pub protocol_version: u32,
     pub window: Option<Window>,
     pub jobs: Vec<JobRun>,
     /// Sum of the jobs' throughputs in the common window.
@@ -357,6 +361,10 @@ pub struct JobRun {
     pub gpu_mem_bytes_max: Option<f64>,
     /// Peak reserved memory of PyTorch's caching allocator.
     pub torch_peak_reserved_bytes: Option<f64>,
+    /// Protocol 2: the host monotonic interval `[from, to]` the job's throughput and data
+    /// wait were measured over (the workload's common window when its iterations cover it);
+    /// `None` for protocol-1 runs, measured on their samples.
+    pub measured_over: Option<[f64; 2]>,
     /// Why this job failed (meta.json), or its error event.
     pub failure: Option<String>,
 }

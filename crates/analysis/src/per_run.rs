@@ -1,8 +1,14 @@
 //! One run: the common training window, per-job throughput and data wait, host CPU, memory
 //! and the GPU's activity in that window.
+//!
+//! Protocol version 1 (the first quick protocol): the window is the intersection of the
+//! jobs' own windows, each job measured on its samples that end inside it. Version 2: the
+//! window is the runner's `[release_mono, window_end_mono]`, and each job is measured over
+//! exactly that interval from its per-iteration end times, the iterations that straddle an
+//! edge credited pro rata (the first iteration after release spans release → its end).
 
 use anyhow::{Context, Result};
-use colloc_trace::events::{EndReason, Event, EventBody};
+use colloc_trace::events::{log_protocol_version, EndReason, Event, EventBody};
 use colloc_trace::meta::RunStatus;
 use polars::prelude::{col, lit, DataFrame, Expr, LazyFrame, SortMultipleOptions};
 
@@ -43,6 +49,7 @@ pub(crate) fn analyse_run(run: &RunData, want_timeline: bool) -> Result<RunAnaly
         simulated: m.simulated,
         started_at: m.started_at.clone(),
         ended_at: m.ended_at.clone(),
+        protocol_version: run.events.first().map_or(1, |e| log_protocol_version(e)),
         window: None,
         jobs: Vec::new(),
         aggregate_throughput: None,
@@ -56,14 +63,20 @@ pub(crate) fn analyse_run(run: &RunData, want_timeline: bool) -> Result<RunAnaly
         return Ok(RunAnalysis { result, timeline: None });
     }
 
-    let window = common_window(&run.events, &mut notes).map(|w| Window { clock_scale: clock_scale(&run.events), ..w });
+    let v2 = result.protocol_version >= 2;
+    let window = if v2 { runner_window(m, &mut notes) } else { common_window(&run.events, &mut notes) }
+        .map(|w| Window { clock_scale: clock_scale(&run.events), ..w });
     let mut timeline = None;
     if let Some(w) = window {
         if w.clock_scale != 1.0 {
             notes.push(format!("the jobs' clock runs {:.3}× the host's (simulated time)", w.clock_scale));
         }
-        let samples = samples_frame(&run.events)?;
-        let per_job = job_throughputs(&samples, w).with_context(|| format!("{}: training samples", run.rel))?;
+        let per_job = if v2 {
+            iteration_throughputs(&run.events, w, &mut notes)
+        } else {
+            let samples = samples_frame(&run.events)?;
+            job_throughputs(&samples, w).with_context(|| format!("{}: training samples", run.rel))?
+        };
         let mut images_total = 0.0;
         let mut have_all = true;
         for (i, job) in jobs.iter_mut().enumerate() {
@@ -73,13 +86,15 @@ pub(crate) fn analyse_run(run: &RunData, want_timeline: bool) -> Result<RunAnaly
                     job.throughput = Some(tp);
                     job.data_wait_share = Some(r.data_wait / r.seconds);
                     job.slow_data_steps = Some(r.slow_steps);
+                    job.measured_over = r.interval;
                     let train = run.workload.jobs[i].data.train_count as f64;
                     job.epoch_seconds = (tp > 0.0 && train > 0.0).then(|| train / tp);
                     images_total += tp * w.job_seconds();
                 }
                 _ => {
                     have_all = false;
-                    notes.push(format!("job {i}: no training samples inside the common window"));
+                    let what = if v2 { "iterations" } else { "training samples" };
+                    notes.push(format!("job {i}: no {what} inside the common window"));
                 }
             }
         }
@@ -150,8 +165,121 @@ fn empty_job(run: &RunData, i: usize) -> JobRun {
         rss_bytes_max: None,
         gpu_mem_bytes_max: None,
         torch_peak_reserved_bytes: peak_reserved,
+        measured_over: None,
         failure,
     }
+}
+
+/// Protocol 2: the runner's common window `[release_mono, window_end_mono]`.
+fn runner_window(m: &colloc_trace::meta::RunMeta, notes: &mut Vec<String>) -> Option<Window> {
+    match (m.release_mono, m.window_end_mono) {
+        (Some(start), Some(end)) if end > start => {
+            Some(Window { start_mono: start, end_mono: end, seconds: end - start, clock_scale: 1.0 })
+        }
+        _ => {
+            notes.push("no common window in meta.json (release_mono, window_end_mono)".to_string());
+            None
+        }
+    }
+}
+
+/// One job's iterations from its `iterations` events: end times (host monotonic seconds),
+/// images and data waits (host seconds), in order.
+struct Iterations {
+    ends: Vec<f64>,
+    images: Vec<f64>,
+    waits: Vec<f64>,
+}
+
+fn iterations_of(events: &[Event]) -> Iterations {
+    let mut it = Iterations { ends: Vec::new(), images: Vec::new(), waits: Vec::new() };
+    for e in events {
+        if let EventBody::Iterations { base_mono, end_us, images, data_wait_us, .. } = &e.body {
+            let n = end_us.len().min(images.len()).min(data_wait_us.len());
+            it.ends.extend(end_us[..n].iter().map(|u| base_mono + *u as f64 * 1e-6));
+            it.images.extend(images[..n].iter().map(|i| *i as f64));
+            it.waits.extend(data_wait_us[..n].iter().map(|u| *u as f64 * 1e-6));
+        }
+    }
+    it
+}
+
+/// What a job trained inside `[from, to]`, the iterations that straddle an edge credited by
+/// the share of their duration inside it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Credited {
+    pub images: f64,
+    /// Data wait inside the interval, in the waits' unit.
+    pub data_wait: f64,
+    /// Iterations inside the interval whose wait exceeded `slow` (pro rata too).
+    pub slow_steps: f64,
+    /// The interval the job is measured over: `[from, min(to, last end)]`.
+    pub measured_from: f64,
+    pub measured_to: f64,
+}
+
+/// Credits each iteration `i`, spanning `(ends[i-1], ends[i]]` (the first recorded one from
+/// `from`, the release), with the share of its duration inside `[from, to]`: its images, its data wait
+/// and whether its wait exceeded `slow`. `None` when no iteration ends after `from`.
+pub(crate) fn credit(ends: &[f64], images: &[f64], waits: &[f64], from: f64, to: f64, slow: f64) -> Option<Credited> {
+    let last = *ends.last()?;
+    if last <= from || to <= from {
+        return None;
+    }
+    let mut c =
+        Credited { images: 0.0, data_wait: 0.0, slow_steps: 0.0, measured_from: from, measured_to: to.min(last) };
+    let mut start = from;
+    for ((&end, &img), &wait) in ends.iter().zip(images).zip(waits) {
+        let (a, b) = (start.max(from), end.min(to));
+        let share = if end > start {
+            ((b - a) / (end - start)).clamp(0.0, 1.0)
+        } else if end > from && end <= to {
+            1.0 // an iteration of no measurable length, inside the interval
+        } else {
+            0.0
+        };
+        if b > a || share > 0.0 {
+            c.images += img * share;
+            c.data_wait += wait * share;
+            if wait > slow {
+                c.slow_steps += share;
+            }
+        }
+        start = end;
+        if end >= to {
+            break;
+        }
+    }
+    Some(c)
+}
+
+/// Protocol 2: per job, the images and data wait credited over the common window from its
+/// per-iteration times; the seconds are the window's on the jobs' clock.
+fn iteration_throughputs(events: &[Vec<Event>], w: Window, notes: &mut Vec<String>) -> Vec<JobWindowSums> {
+    let mut out = Vec::new();
+    for (i, evs) in events.iter().enumerate() {
+        let it = iterations_of(evs);
+        // A wait over 0.1 s on the jobs' clock.
+        let Some(c) = credit(&it.ends, &it.images, &it.waits, w.start_mono, w.end_mono, 0.1 / w.clock_scale) else {
+            continue;
+        };
+        if c.measured_to < w.end_mono - 1e-3 {
+            notes.push(format!(
+                "job {i}: its iterations end {:.3} s before the common window does",
+                w.end_mono - c.measured_to
+            ));
+        }
+        let host = c.measured_to - c.measured_from;
+        out.push(JobWindowSums {
+            job: i,
+            images: c.images,
+            seconds: host * w.clock_scale,
+            data_wait: c.data_wait * w.clock_scale,
+            slow_steps: c.slow_steps,
+            interval: Some([c.measured_from, c.measured_to]),
+        });
+    }
+    out
 }
 
 /// The intersection of the jobs' `[window_start, window_end]`.
@@ -194,6 +322,8 @@ struct JobWindowSums {
     seconds: f64,
     data_wait: f64,
     slow_steps: f64,
+    /// Protocol 2: the host monotonic interval the job was measured over.
+    interval: Option<[f64; 2]>,
 }
 
 /// Per job, the images, seconds and data wait of the samples that end inside the window.
@@ -218,6 +348,7 @@ fn job_throughputs(samples: &DataFrame, w: Window) -> Result<Vec<JobWindowSums>>
             seconds: f64_at(&df, "seconds", i)?.unwrap_or(0.0),
             data_wait: f64_at(&df, "data_wait", i)?.unwrap_or(0.0),
             slow_steps: f64_at(&df, "slow_steps", i)?.unwrap_or(0.0),
+            interval: None,
         });
     }
     Ok(out)
@@ -391,4 +522,58 @@ fn timeline_points(telemetry: &DataFrame, w: Window) -> Result<Vec<TimelinePoint
             })
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::credit;
+
+    fn close(a: f64, b: f64) {
+        assert!((a - b).abs() < 1e-9, "{a} != {b}");
+    }
+
+    /// Release at 10.0, stop at 11.0. Iterations end at 10.3, 10.7, 11.1, 11.5 with 100 images
+    /// each: the first spans 10.0 → 10.3 (all inside), the second all inside, the third
+    /// 10.7 → 11.1 is 3/4 inside (0.3 of its 0.4 s), the fourth is outside.
+    /// Images: 100 + 100 + 75 = 275 in 1 s.
+    #[test]
+    fn iterations_straddling_the_stop_are_credited_pro_rata() {
+        let ends = [10.3, 10.7, 11.1, 11.5];
+        let c = credit(&ends, &[100.0; 4], &[0.0, 0.2, 0.04, 0.5], 10.0, 11.0, 0.1).unwrap();
+        close(c.images, 275.0);
+        // Waits: 0 + 0.2 + 0.75 × 0.04 = 0.23; slow (> 0.1 s): the second, wholly inside.
+        close(c.data_wait, 0.23);
+        close(c.slow_steps, 1.0);
+        close(c.measured_from, 10.0);
+        close(c.measured_to, 11.0);
+    }
+
+    /// The window starts inside an iteration of the records: iterations ending at 9.8 (before
+    /// release), 10.2 and 10.6 with 64 images; release 10.0, stop 10.5. The first is outside,
+    /// the second (9.8 → 10.2) is half inside: 32; the third (10.2 → 10.6) 3/4: 48. 80 images.
+    #[test]
+    fn an_iteration_straddling_the_release_is_credited_pro_rata() {
+        let c = credit(&[9.8, 10.2, 10.6], &[64.0; 3], &[0.0; 3], 10.0, 10.5, 0.1).unwrap();
+        close(c.images, 80.0);
+    }
+
+    /// The first iteration after release spans release → its end even when the job's own
+    /// reference came later: release 5.0, ends 5.5 and 6.0, stop 5.75: 10 + 5 = 15 images.
+    #[test]
+    fn the_first_iteration_spans_the_release_to_its_end() {
+        let c = credit(&[5.5, 6.0], &[10.0, 10.0], &[0.1, 0.1], 5.0, 5.75, 1.0).unwrap();
+        close(c.images, 15.0);
+        close(c.data_wait, 0.15);
+        close(c.slow_steps, 0.0);
+    }
+
+    /// Records that stop short of the window: measured up to the last end only.
+    #[test]
+    fn records_short_of_the_stop_are_measured_to_their_last_end() {
+        let c = credit(&[1.5, 2.0], &[8.0, 8.0], &[0.0, 0.0], 1.0, 3.0, 0.1).unwrap();
+        close(c.images, 16.0);
+        close(c.measured_to, 2.0);
+        assert!(credit(&[0.5], &[8.0], &[0.0], 1.0, 3.0, 0.1).is_none());
+        assert!(credit(&[], &[], &[], 1.0, 3.0, 0.1).is_none());
+    }
 }

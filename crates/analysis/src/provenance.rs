@@ -102,6 +102,13 @@ fn protocol_text(v: &serde_json::Value) -> String {
     let name = v.get("name").and_then(|n| n.as_str()).unwrap_or("unknown");
     let num = |k: &str| v.get(k).and_then(|x| x.as_f64());
     match v.get("kind").and_then(|k| k.as_str()) {
+        // Plans of protocol 2 carry `min_iterations`; those of protocol 1 do not.
+        Some("quick") if v.get("min_iterations").is_some() => format!(
+            "{name}: quick (protocol 2), one common window of at least {} s and {} iterations per job after {} warm-up steps",
+            num("window_seconds").map_or("?".into(), |x| format!("{x}")),
+            num("min_iterations").map_or("?".into(), |x| format!("{x}")),
+            num("warmup_steps").map_or("?".into(), |x| format!("{x}"))
+        ),
         Some("quick") => format!(
             "{name}: quick, {} s window after {} warm-up steps",
             num("window_seconds").map_or("?".into(), |x| format!("{x}")),

@@ -34,11 +34,21 @@ pub struct FixtureOptions {
     pub full: bool,
     /// Length of each run's measurement window, in seconds (1 Hz samples).
     pub window_seconds: u32,
+    /// The job protocol of the traces: 1 (samples, each job's own window) or 2 (per-iteration
+    /// times, one common window `[release, window_end_mono]`).
+    pub protocol_version: u32,
 }
 
 impl Default for FixtureOptions {
     fn default() -> Self {
-        FixtureOptions { name: "fixture".into(), repetitions: 2, mig_available: false, full: false, window_seconds: 12 }
+        FixtureOptions {
+            name: "fixture".into(),
+            repetitions: 2,
+            mig_available: false,
+            full: false,
+            window_seconds: 12,
+            protocol_version: 1,
+        }
     }
 }
 
@@ -182,10 +192,82 @@ fn outcome(opts: &FixtureOptions, w: &PlannedWorkload, sims: &[JobModel]) -> (Ru
 
 /// One job's event log: hello and versions, then either its out-of-memory end or its
 /// window of 1 Hz samples at the modelled speed.
+/// Protocol 2 after the release: iterations of `batch` images at the model's speed with 2%
+/// jitter, reported about every second, `window_met`, and training on until just past the
+/// stop at `t0 + window_seconds` (the runner's `window_end_mono`).
+fn iteration_events(
+    opts: &FixtureOptions,
+    s: &JobModel,
+    i: usize,
+    seed: u64,
+    t0: f64,
+    ev: &dyn Fn(f64, EventBody) -> Event,
+    events: &mut Vec<Event>,
+) {
+    let batch = 128u64;
+    let stop = t0 + opts.window_seconds as f64;
+    let base0 = t0 + 0.001 * (1 + i) as f64;
+    events.push(ev(base0, EventBody::WindowStart { step: 0 }));
+    let step_time = batch as f64 / s.images_per_second.max(1.0);
+    let (mut end, mut step, mut met) = (base0, 0u64, false);
+    let (mut first, mut base, mut ends, mut last_chunk) = (0u64, base0, Vec::new(), base0);
+    let flush = |ends: &mut Vec<f64>, first: &mut u64, base: &mut f64, at: f64, events: &mut Vec<Event>| {
+        if ends.is_empty() {
+            return;
+        }
+        let n = ends.len();
+        events.push(ev(
+            at,
+            EventBody::Iterations {
+                first_step: *first,
+                base_mono: *base,
+                end_us: ends.iter().map(|e: &f64| ((e - *base) * 1e6).round() as u64).collect(),
+                images: vec![batch; n],
+                data_wait_us: vec![(s.data_wait_fraction * step_time * 1e6).round() as u64; n],
+            },
+        ));
+        *first += n as u64;
+        *base = ends[n - 1];
+        ends.clear();
+    };
+    loop {
+        end += step_time * (1.0 + 0.02 * noise(&[seed, i as u64, step, 3]));
+        step += 1;
+        ends.push(end);
+        if !met && end - t0 >= opts.window_seconds as f64 - 0.5 {
+            met = true;
+            events.push(ev(end, EventBody::WindowMet { step, seconds: end - base0 }));
+        }
+        if end >= stop {
+            break;
+        }
+        if end - last_chunk >= 1.0 {
+            flush(&mut ends, &mut first, &mut base, end, events);
+            last_chunk = end;
+        }
+    }
+    flush(&mut ends, &mut first, &mut base, end, events);
+    let mem = s.memory_bytes as f64;
+    events.push(ev(
+        end,
+        EventBody::Memory {
+            allocated_bytes: (mem * 0.8) as u64,
+            reserved_bytes: (mem * 0.9) as u64,
+            peak_allocated_bytes: (mem * 0.85) as u64,
+            peak_reserved_bytes: (mem * 0.95) as u64,
+        },
+    ));
+    events.push(ev(end, EventBody::WindowEnd { step, images: step * batch, seconds: end - base0 }));
+    events.push(ev(end, EventBody::End { reason: EndReason::WindowDone, exit_code: 0 }));
+}
+
 fn job_events(opts: &FixtureOptions, gpu: &Gpu, s: &JobModel, i: usize, seed: u64, t0: f64, wall0: f64) -> Vec<Event> {
     let mut events = Vec::new();
     let ev = |mono: f64, body: EventBody| Event { mono, wall: mono - t0 + wall0, job: i as u32, body };
-    events.push(ev(t0 - 4.0, EventBody::Hello { pid: 1000 + i as u32, protocol_version: 1, simulated: true }));
+    events.push(ev(
+        t0 - 4.0,
+        EventBody::Hello { pid: 1000 + i as u32, protocol_version: opts.protocol_version, simulated: true },
+    ));
     events.push(ev(
         t0 - 4.0,
         EventBody::Versions {
@@ -204,6 +286,10 @@ fn job_events(opts: &FixtureOptions, gpu: &Gpu, s: &JobModel, i: usize, seed: u6
     }
     events.push(ev(t0 - 1.0, EventBody::Ready { setup_seconds: 2.0, warmup_seconds: 1.0, warmup_steps: 20 }));
     events.push(ev(t0, EventBody::Release));
+    if opts.protocol_version >= 2 {
+        iteration_events(opts, s, i, seed, t0, &ev, &mut events);
+        return events;
+    }
     let start = t0 + 0.2 + 0.1 * i as f64;
     events.push(ev(start, EventBody::WindowStart { step: 1 }));
     let mut t = start;
@@ -339,6 +425,7 @@ fn write_run(
         started_at: started,
         ended_at: ended,
         release_mono: ran.then_some(t0),
+        window_end_mono: (ran && opts.protocol_version >= 2).then_some(t0 + opts.window_seconds as f64),
     };
     std::fs::write(run_dir.join(layout::META), serde_json::to_string_pretty(&meta)? + "\n")?;
     Ok(())

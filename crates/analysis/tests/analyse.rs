@@ -216,3 +216,48 @@ fn a_campaign_missing_planned_runs_says_which() {
     assert_eq!(r.pending.len(), 1, "only the workload without any run is pending");
     assert!(!r.pending[0].feasible && r.pending[0].mode == Mode::Mig);
 }
+
+/// Protocol 2: every job is measured over exactly the runner's common window, from its
+/// per-iteration times; protocol-1 runs say so and carry no per-job interval.
+#[test]
+fn protocol_2_runs_are_measured_over_the_common_window() {
+    let d = tempfile::tempdir().unwrap();
+    let opts = FixtureOptions { repetitions: 1, protocol_version: 2, ..Default::default() };
+    let dir = fixture(d.path(), opts.clone());
+    let r = analyse(&dir, Some(&plan(&opts))).unwrap();
+    let mut measured = 0;
+    for run in r.runs.iter().filter(|x| x.status == RunStatus::Ok) {
+        assert_eq!(run.protocol_version, 2, "{}", run.run_id);
+        let w = run.window.as_ref().unwrap();
+        assert!((w.seconds - opts.window_seconds as f64).abs() < 1e-9, "{}: {w:?}", run.run_id);
+        for j in &run.jobs {
+            let [from, to] = j.measured_over.unwrap_or_else(|| panic!("{}: job {} unmeasured", run.run_id, j.index));
+            assert!(
+                (from - w.start_mono).abs() < 1e-9 && (to - w.end_mono).abs() < 1e-9,
+                "{}: {from} {to}",
+                run.run_id
+            );
+            assert!(j.throughput.unwrap() > 0.0);
+            measured += 1;
+        }
+        assert!(run.notes.iter().all(|n| !n.contains("before the common window")), "{:?}", run.notes);
+    }
+    assert!(measured > 20, "{measured} jobs measured");
+    // The model's speed comes back: alone, the ratio is 1 up to the jitter.
+    let alone = workload(&r, "e33-resnet26-cifar10-x1-exclusive@syn");
+    let ratio = alone.stats.aggregate_ratio.unwrap();
+    assert!((ratio.median - 1.0).abs() < 0.05, "{ratio:?}");
+
+    let d1 = tempfile::tempdir().unwrap();
+    let opts1 = FixtureOptions { repetitions: 1, ..Default::default() };
+    let r1 = analyse(&fixture(d1.path(), opts1.clone()), Some(&plan(&opts1))).unwrap();
+    let ok1: Vec<_> = r1.runs.iter().filter(|x| x.status == RunStatus::Ok).collect();
+    assert!(ok1.iter().all(|x| x.protocol_version == 1 && x.jobs.iter().all(|j| j.measured_over.is_none())));
+    // The same speeds under both protocols (the fixtures' model, jitter aside).
+    let tp = |r: &Results| {
+        let run = r.runs.iter().find(|x| x.workload_id == "e33-resnet26-cifar10-x7-mps@syn").unwrap();
+        run.aggregate_throughput.unwrap()
+    };
+    let (t1, t2) = (tp(&r1), tp(&r));
+    assert!((t2 / t1 - 1.0).abs() < 0.03, "protocol 1 {t1}, protocol 2 {t2}");
+}

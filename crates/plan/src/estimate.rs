@@ -21,7 +21,7 @@ pub fn workload_seconds(w: &PlannedWorkload, gpu: &GpuTarget, p: &Protocol) -> f
             let rate = model.jobs[i].images_per_second.max(1.0);
             let j = &w.jobs[i];
             match p.kind {
-                ProtocolKind::Window { warmup_steps, window_seconds } => {
+                ProtocolKind::Window { warmup_steps, window_seconds, .. } => {
                     warmup_steps as f64 * j.batch_size as f64 / rate + window_seconds
                 }
                 ProtocolKind::Epochs { epochs } => {

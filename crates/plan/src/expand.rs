@@ -395,8 +395,8 @@ fn finish(
 ) -> Plan {
     let kind = match protocol.kind {
         SpecProtocolKind::Epochs { epochs } => ProtocolKind::Paper { epochs, sample_every: protocol.sample_every },
-        SpecProtocolKind::Window { warmup_steps, window_seconds } => {
-            ProtocolKind::Quick { warmup_steps, window_seconds, sample_every: protocol.sample_every }
+        SpecProtocolKind::Window { warmup_steps, window_seconds, min_iterations } => {
+            ProtocolKind::Quick { warmup_steps, window_seconds, sample_every: protocol.sample_every, min_iterations }
         }
     };
     let longest = workloads.iter().map(|w| w.estimated_seconds).fold(0.0, f64::max);

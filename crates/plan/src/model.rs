@@ -169,8 +169,19 @@ pub struct ProtocolPlan {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ProtocolKind {
-    Paper { epochs: u32, sample_every: u32 },
-    Quick { warmup_steps: u32, window_seconds: f64, sample_every: u32 },
+    Paper {
+        epochs: u32,
+        sample_every: u32,
+    },
+    Quick {
+        warmup_steps: u32,
+        window_seconds: f64,
+        sample_every: u32,
+        /// Iterations every job trains at least in the common window (0 in plans made
+        /// before protocol version 2).
+        #[serde(default)]
+        min_iterations: u32,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,10 +1,10 @@
 //! The job processes of one run. Each job runs in its own process group (so its data-loader
 //! workers can be stopped with it), dies with the runner (`PR_SET_PDEATHSIG`), gets the
-//! release line on a piped stdin, and appends its events to its log, which the runner
-//! follows. stdout and stderr share one pipe whose last 64 KiB are kept.
+//! release line (protocol 2: and later the stop line) on a piped stdin, and appends its
+//! events to its log, which the runner follows. stdout and stderr share one pipe whose last 64 KiB are kept.
 
 use anyhow::{Context, Result};
-use colloc_trace::events::{EndReason, ErrorKind, Event, EventBody, ABORT_LINE, RELEASE_LINE};
+use colloc_trace::events::{EndReason, ErrorKind, Event, EventBody, ABORT_LINE, RELEASE_LINE, STOP_LINE};
 use colloc_trace::layout::STDERR_TAIL_BYTES;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -143,6 +143,10 @@ pub struct Job {
     pub errors: Vec<(ErrorKind, String)>,
     pub end: Option<(EndReason, i32)>,
     pub released: bool,
+    /// Protocol 2: the job sent `window_met`.
+    pub window_met: bool,
+    /// Protocol 2: the stop line was written to it.
+    pub stop_sent: bool,
     pub last_rate: Option<f64>,
     pub ready_info: Option<(f64, f64)>,
     /// Stopped by the runner (timeout, abort, interruption).
@@ -264,6 +268,19 @@ impl JobSet {
                         j.last_rate = Some(rate);
                         changes.push((i, Phase::Training, format!("{rate:.0} img/s"), false));
                     }
+                    EventBody::Iterations { ref end_us, ref images, .. } => {
+                        // Images over the chunk's span (its first iteration from the chunk's base).
+                        let span = end_us.last().copied().unwrap_or(0) as f64 * 1e-6;
+                        if span > 0.0 {
+                            let rate = images.iter().sum::<u64>() as f64 / span;
+                            j.last_rate = Some(rate);
+                            changes.push((i, Phase::Training, format!("{rate:.0} img/s"), false));
+                        }
+                    }
+                    EventBody::WindowMet { step, seconds } => {
+                        j.window_met = true;
+                        changes.push((i, Phase::Training, format!("window met ({step} it, {seconds:.1} s)"), false));
+                    }
                     EventBody::Error { kind, message } => {
                         changes.push((i, j.phase, format!("{kind:?} error: {}", short(&message, 200)), true));
                         j.errors.push((kind, message));
@@ -279,6 +296,7 @@ impl JobSet {
                 for (ev, raw) in j.tail.poll() {
                     match ev.body {
                         EventBody::Versions { .. } => j.versions = Some(raw),
+                        EventBody::WindowMet { .. } => j.window_met = true,
                         EventBody::Error { kind, message } => j.errors.push((kind, message)),
                         EventBody::End { reason, exit_code } => j.end = Some((reason, exit_code)),
                         EventBody::Ready { setup_seconds, warmup_seconds, .. } => {
@@ -324,6 +342,31 @@ impl JobSet {
                 let _ = s.write_all(RELEASE_LINE.as_bytes()).and_then(|_| s.flush());
             }
             j.released = true;
+        }
+        mono
+    }
+
+    /// Protocol 2: every job has sent `window_met` and none has exited.
+    pub fn all_window_met(&self) -> bool {
+        self.jobs.iter().all(|j| j.window_met && !j.exited())
+    }
+
+    /// A released job that exited before the stop line (a failure, or a job that ended its
+    /// window itself).
+    pub fn exited_before_stop(&self) -> Option<usize> {
+        self.jobs.iter().position(|j| j.released && j.exited() && !j.stop_sent)
+    }
+
+    /// Protocol 2: writes the stop line to every job still running, all at once; returns the
+    /// instant (CLOCK_MONOTONIC) it was written.
+    pub fn stop_window(&mut self) -> f64 {
+        let mono = colloc_trace::monotonic_seconds();
+        for j in &mut self.jobs {
+            if let Some(s) = j.stdin.as_mut() {
+                // A job that died meanwhile shows up as exited.
+                let _ = s.write_all(STOP_LINE.as_bytes()).and_then(|_| s.flush());
+            }
+            j.stop_sent = true;
         }
         mono
     }
@@ -430,6 +473,8 @@ fn spawn_one(spec: JobSpec) -> Job {
         errors: Vec::new(),
         end: None,
         released: false,
+        window_met: false,
+        stop_sent: false,
         last_rate: None,
         ready_info: None,
         stopped: false,

@@ -77,8 +77,8 @@ fn job_file(plan: &Plan, w: &PlannedWorkload, run_id: &str, i: usize, events: &P
         training: j.training.clone(),
         protocol: match plan.protocol.kind {
             ProtocolKind::Paper { epochs, sample_every } => JobProtocol::Paper { epochs, sample_every },
-            ProtocolKind::Quick { warmup_steps, window_seconds, sample_every } => {
-                JobProtocol::Quick { warmup_steps, window_seconds, sample_every }
+            ProtocolKind::Quick { warmup_steps, window_seconds, sample_every, min_iterations } => {
+                JobProtocol::Quick { warmup_steps, window_seconds, sample_every, min_iterations }
             }
         },
         events_path: events.to_string_lossy().into_owned(),
@@ -139,6 +139,7 @@ impl Env<'_> {
             started_at: provenance::rfc3339(started_wall),
             ended_at: provenance::rfc3339(colloc_trace::wall_seconds()),
             release_mono: None,
+            window_end_mono: None,
         }
     }
 
@@ -276,6 +277,10 @@ struct Watch {
     t0: Instant,
     timeout: Duration,
     release_mono: Option<f64>,
+    /// Protocol 2: when the stop line went to every job, once all had met the window.
+    window_end_mono: Option<f64>,
+    /// Protocol 2: the stop line went out because a job exited first (the run fails).
+    stopped_early: Option<usize>,
     /// A job that ended before the release, which aborted the others.
     early_failure: Option<String>,
     timed_out: bool,
@@ -373,11 +378,15 @@ impl<'a> Run<'a> {
             t0: Instant::now(),
             timeout: env.opts.run_timeout(env.backend.run_seconds(env.plan.protocol.timeout_seconds)),
             release_mono: None,
+            window_end_mono: None,
+            stopped_early: None,
             early_failure: None,
             timed_out: false,
             interrupted: false,
             stopped: Vec::new(),
         };
+        let common_window = matches!(env.plan.protocol.kind, ProtocolKind::Quick { .. });
+        let mut stop_sent = false;
         loop {
             for (i, phase, detail, log_it) in jobs.poll() {
                 env.progress.job(&req.run_id, i, phase.as_str(), &detail, log_it);
@@ -409,6 +418,18 @@ impl<'a> Run<'a> {
                 }
             } else if jobs.all_exited() {
                 break;
+            } else if common_window && !stop_sent {
+                // The common window: ends for every job at once when all have met it; a job
+                // that exits first fails the run, and the others are stopped with it.
+                if jobs.all_window_met() {
+                    watch.window_end_mono = Some(jobs.stop_window());
+                    stop_sent = true;
+                    env.progress.log(&format!("{}: window met by every job: stop", req.run_id));
+                } else if let Some(i) = jobs.exited_before_stop() {
+                    watch.stopped_early = Some(i);
+                    jobs.stop_window();
+                    stop_sent = true;
+                }
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -441,8 +462,13 @@ impl<'a> Run<'a> {
                 jobs.jobs.iter().enumerate().find_map(|(i, j)| {
                     j.failure().map(|f| with_stderr(format!("job {i} ({}): {f}", w.jobs[i].model), j))
                 });
+            let quick = matches!(self.env.plan.protocol.kind, ProtocolKind::Quick { .. });
             match failing {
                 Some(f) => (RunStatus::Failed, Some(f)),
+                None if quick && watch.window_end_mono.is_none() => {
+                    let who = watch.stopped_early.map(|i| format!(": job {i} ended before it")).unwrap_or_default();
+                    (RunStatus::Failed, Some(format!("the common window was never met by every job{who}")))
+                }
                 None => (RunStatus::Ok, None),
             }
         };
@@ -476,6 +502,7 @@ impl<'a> Run<'a> {
             m
         });
         meta.release_mono = end.watch.release_mono;
+        meta.window_end_mono = end.watch.window_end_mono;
         meta.telemetry = TelemetryInfo {
             rate_hz: report.rate_hz,
             samples: report.samples,

@@ -35,7 +35,7 @@ fn barrier_releases_all_jobs_together_and_nothing_is_measured_before() {
                 assert!(e.mono > release, "job {j}: {} before release", e.body.kind());
             }
         }
-        assert!(ev.iter().any(|e| e.body.kind() == "sample"));
+        assert!(ev.iter().any(|e| e.body.kind() == "iterations"));
     }
     let spread = releases.iter().cloned().fold(f64::MIN, f64::max) - releases.iter().cloned().fold(f64::MAX, f64::min);
     assert!(spread < 1.0, "releases spread over {spread} s");
@@ -49,6 +49,55 @@ fn barrier_releases_all_jobs_together_and_nothing_is_measured_before() {
     assert!(m.jobs.iter().all(|j| j.exit_code == Some(0) && j.failure.is_none() && j.versions.is_some()));
     let (ok, text) = sha256sum_check(d.path());
     assert!(ok, "{text}");
+}
+
+/// Protocol 2: the runner stops every job at once when all have met the window, and each
+/// job's iteration records cover `[release_mono, window_end_mono]` without a gap.
+#[test]
+fn the_common_window_ends_for_every_job_at_once_after_all_met_it() {
+    let d = tempfile::tempdir().unwrap();
+    let p = plan(vec![workload("e33-mix-x3-mps", Mode::Mps, vec![job("resnet26"), job("resnet152"), job("resnet50")])]);
+    let mut o = sim_options(d.path());
+    // Job 1 is three times slower: the others must train on until it has met the window too.
+    o.job_env = vec![("COLLOC_FAKE_SLOW".into(), "1".into())];
+    let s = run_campaign(&p, &o).unwrap();
+    assert_eq!(s.count(RunStatus::Ok), 1, "{}", s.render());
+    let m = meta(d.path(), "e33-mix-x3-mps.r1");
+    let (release, stop) = (m.release_mono.unwrap(), m.window_end_mono.expect("window end recorded"));
+    assert!(stop > release);
+    let run = d.path().join("runs/e33-mix-x3-mps.r1");
+    let mut met_at = Vec::new();
+    for j in 0..3 {
+        let ev = events(&run, j);
+        let met = ev.iter().find(|e| e.body.kind() == "window_met").expect("window_met");
+        assert!(met.mono <= stop, "job {j} met the window at {} after the stop {stop}", met.mono);
+        let EventBody::WindowMet { step, seconds } = met.body else { unreachable!() };
+        assert!(step >= 20 && seconds >= 20.0, "job {j}: {step} iterations, {seconds} s");
+        met_at.push(met.mono);
+        let mut next_step = 0;
+        let mut ends = Vec::new();
+        for e in &ev {
+            if let EventBody::Iterations { first_step, base_mono, end_us, images, data_wait_us } = &e.body {
+                assert_eq!(*first_step, next_step);
+                assert_eq!((images.len(), data_wait_us.len()), (end_us.len(), end_us.len()));
+                next_step += end_us.len() as u64;
+                ends.extend(end_us.iter().map(|u| base_mono + *u as f64 * 1e-6));
+            }
+        }
+        assert!(ends.windows(2).all(|w| w[1] >= w[0] - 1e-6), "job {j}: ends go backwards");
+        assert!(ends[0] > release, "job {j}: first iteration ends before release");
+        assert!(*ends.last().unwrap() >= stop, "job {j} stopped training before the common window ended");
+        let EventBody::WindowEnd { step, .. } = ev.iter().rev().find(|e| e.body.kind() == "window_end").unwrap().body
+        else {
+            unreachable!()
+        };
+        assert_eq!(step, next_step, "job {j}: every iteration is recorded");
+    }
+    // The slow job met the window last, and the stop came after it.
+    assert!(met_at[1] >= met_at[0] && met_at[1] >= met_at[2], "{met_at:?}");
+    if let Some((ok, text)) = validate_events(&logs_in(&run), false) {
+        assert!(ok, "{text}");
+    }
 }
 
 #[test]

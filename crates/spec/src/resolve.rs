@@ -106,9 +106,11 @@ pub fn resolve_spec(files: Vec<(PathBuf, String)>) -> Result<Spec, Diagnostics> 
                     ));
                     None
                 }
-                (None, Some(w)) if w.value > 0.0 && w.value <= 86_400.0 => {
-                    Some(ProtocolKind::Window { warmup_steps: p.warmup_steps.unwrap_or(20), window_seconds: w.value })
-                }
+                (None, Some(w)) if w.value > 0.0 && w.value <= 86_400.0 => Some(ProtocolKind::Window {
+                    warmup_steps: p.warmup_steps.unwrap_or(20),
+                    window_seconds: w.value,
+                    min_iterations: p.min_iterations.unwrap_or(0),
+                }),
                 (None, Some(w)) => {
                     diags.push(Diagnostic::spanned(
                         f,

@@ -53,7 +53,7 @@ pub struct Dataset {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ProtocolKind {
     Epochs { epochs: u32 },
-    Window { warmup_steps: u32, window_seconds: f64 },
+    Window { warmup_steps: u32, window_seconds: f64, min_iterations: u32 },
 }
 
 #[derive(Debug, Clone)]

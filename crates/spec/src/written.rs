@@ -139,6 +139,10 @@ pub struct ProtocolDecl {
     #[serde(default)]
     #[schemars(with = "Option<f64>")]
     pub window_seconds: Option<Spanned<f64>>,
+    /// `quick`-style: iterations every job trains at least in the common window (as well as
+    /// `window_seconds`) before the runner ends it (0: the seconds alone).
+    #[serde(default)]
+    pub min_iterations: Option<u32>,
     /// Fraction of each dataset used by `generated` data (1.0: the full count).
     #[serde(default)]
     pub data_fraction: Option<f64>,

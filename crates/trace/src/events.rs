@@ -56,7 +56,30 @@ pub enum EventBody {
         /// Training loss of the interval's last iteration.
         loss: f64,
     },
-    /// End of an epoch (the `paper` protocol, or a `quick` window that spans one).
+    /// Version 2, `quick`: the end of every training iteration since release, in chunks
+    /// (about one a second, and the rest before `window_end`).
+    Iterations {
+        /// Iterations since release before this chunk (the first chunk: 0).
+        first_step: u64,
+        /// Monotonic seconds the chunk counts from: the end of the iteration before it
+        /// (for the first chunk, the job's time reference taken right after release).
+        base_mono: f64,
+        /// End of each iteration in whole microseconds after `base_mono` (non-decreasing).
+        end_us: Vec<u64>,
+        /// Images trained in each iteration.
+        images: Vec<u64>,
+        /// Microseconds each iteration waited for its batch (the loader; 0 for synthetic data).
+        data_wait_us: Vec<u64>,
+    },
+    /// Version 2, `quick`: the job has trained `window_seconds` and `min_iterations` since
+    /// release (once); it trains on until the runner's `stop` line.
+    WindowMet {
+        /// Iterations finished since release.
+        step: u64,
+        /// Seconds from release to the end of the last finished iteration.
+        seconds: f64,
+    },
+    /// End of an epoch (the `paper` protocol, or a version-1 `quick` window that spans one).
     EpochEnd {
         epoch: u32,
         images: u64,
@@ -106,6 +129,8 @@ impl EventBody {
             EventBody::Release => "release",
             EventBody::WindowStart { .. } => "window_start",
             EventBody::Sample { .. } => "sample",
+            EventBody::Iterations { .. } => "iterations",
+            EventBody::WindowMet { .. } => "window_met",
             EventBody::EpochEnd { .. } => "epoch_end",
             EventBody::WindowEnd { .. } => "window_end",
             EventBody::Memory { .. } => "memory",
@@ -125,9 +150,25 @@ pub fn parse_log(text: &str) -> Result<Vec<Event>, String> {
 }
 
 /// Version of the job protocol (`hello.protocol_version`, `JobFile::protocol_version`).
-pub const PROTOCOL_VERSION: u32 = 1;
+/// Version 2 added the common window (`window_met`, the `stop` line) and per-iteration
+/// times (`iterations`); traces of version 1 stay readable.
+pub const PROTOCOL_VERSION: u32 = 2;
+
+/// The protocol version a job's log declares in its `hello` (1 when there is none).
+pub fn log_protocol_version(events: &[Event]) -> u32 {
+    events
+        .iter()
+        .find_map(|e| match e.body {
+            EventBody::Hello { protocol_version, .. } => Some(protocol_version),
+            _ => None,
+        })
+        .unwrap_or(1)
+}
 
 /// The protocol's release line, written by the runner to each job's stdin.
 pub const RELEASE_LINE: &str = "release\n";
 /// What the runner writes instead when a workload is abandoned before release.
 pub const ABORT_LINE: &str = "abort\n";
+/// Version 2: the end of the common window, written by the runner to every job's stdin at
+/// once when every job has sent `window_met` (or when the run has failed).
+pub const STOP_LINE: &str = "stop\n";

@@ -99,6 +99,13 @@ impl Training {
 pub enum JobProtocol {
     /// Train whole epochs, as the paper did.
     Paper { epochs: u32, sample_every: u32 },
-    /// Warm up for `warmup_steps`, then measure for `window_seconds` after release.
-    Quick { warmup_steps: u32, window_seconds: f64, sample_every: u32 },
+    /// Warm up for `warmup_steps`, then measure for `window_seconds` after release; version
+    /// 2: and at least `min_iterations`, until the runner's `stop`.
+    Quick {
+        warmup_steps: u32,
+        window_seconds: f64,
+        sample_every: u32,
+        #[serde(default)]
+        min_iterations: u32,
+    },
 }

@@ -39,6 +39,11 @@ pub struct RunMeta {
     pub ended_at: String,
     /// Monotonic seconds of the barrier release (`null` if never released).
     pub release_mono: Option<f64>,
+    /// Protocol version 2: monotonic seconds at which the runner wrote `stop` to every job,
+    /// the end of the workload's common window `[release_mono, window_end_mono]` (`null`
+    /// when the window was never met, and absent in version-1 traces).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_end_mono: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

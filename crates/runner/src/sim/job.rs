@@ -4,7 +4,11 @@
 //! memory), but trains nothing. Its speed and memory come from [`colloc_plan::perf`], passed
 //! by the runner in `COLLOC_FAKE_SIM` (JSON of [`FakeParams`]). Durations in its events are
 //! simulated seconds; it sleeps `time_scale` real seconds per simulated second, so event
-//! time stamps (`mono`, `wall`) stay on the real clock shared with the telemetry.
+//! time stamps (`mono`, `wall`) stay on the real clock shared with the telemetry. Under the
+//! `quick` protocol (version 2) it trains iteration by iteration with jittered durations and
+//! reports each iteration's end in `iterations` chunks on the real clock (where the schedule
+//! puts it: the window start plus the simulated time × `time_scale`), sends `window_met`, and
+//! trains on until the runner's `stop` line, then one more iteration.
 //!
 //! Faults, chosen with environment variables whose value selects jobs: a comma-separated
 //! list of `INDEX`, `*` (every job) or `PATTERN:INDEX` / `PATTERN:*` (jobs of runs whose id
@@ -12,7 +16,7 @@
 //!
 //! | variable | the selected job |
 //! |---|---|
-//! | `COLLOC_FAKE_FAIL` | raises an error after its first sample (exit 1) |
+//! | `COLLOC_FAKE_FAIL` | raises an error after its first sample (quick: its first `sample_every` iterations; exit 1) |
 //! | `COLLOC_FAKE_FAIL_SETUP` | fails during set-up, before `ready` (exit 1) |
 //! | `COLLOC_FAKE_OOM` | runs out of memory in its first step after release (exit 4) |
 //! | `COLLOC_FAKE_CRASH` | dies by SIGKILL after its first sample, without an `end` event |
@@ -30,6 +34,8 @@ use colloc_trace::jobfile::{JobFile, JobProtocol};
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::model::Rng;
@@ -289,7 +295,12 @@ impl Sim<'_> {
         let rate = (p.images_per_second / self.faults.slow).max(1e-3);
         self.warm_up(w, setup, rate);
         self.wait_for_release(w)?;
-        let (step, images, total_seconds) = self.train(w, rate)?;
+        let (step, images, total_seconds) = match job.protocol {
+            JobProtocol::Quick { window_seconds, min_iterations, sample_every, .. } => {
+                self.train_window(w, rate, window_seconds, min_iterations.max(1) as u64, sample_every.max(1) as u64)?
+            }
+            JobProtocol::Paper { .. } => self.train(w, rate)?,
+        };
         w.emit(EventBody::WindowEnd { step, images, seconds: total_seconds });
         memory_event(w, p.memory_bytes);
         let reason = if matches!(job.protocol, JobProtocol::Paper { .. }) {
@@ -367,6 +378,78 @@ impl Sim<'_> {
             return Err(EXIT_OOM);
         }
         Ok(())
+    }
+
+    /// Protocol 2, quick: trains iteration by iteration until the stop line (read by a thread)
+    /// and then one more iteration whose end lies after the line was read. Returns (steps,
+    /// images, simulated seconds).
+    fn train_window(
+        &mut self,
+        w: &mut Writer,
+        rate: f64,
+        window: f64,
+        min_iterations: u64,
+        fault_after: u64,
+    ) -> Result<(u64, u64, f64), i32> {
+        let (job, p) = (self.job, self.p);
+        let batch = job.batch_size.max(1) as u64;
+        let step_time = batch as f64 / rate;
+        let stop = Arc::new(AtomicBool::new(false));
+        {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut line = String::new();
+                let _ = std::io::stdin().lock().read_line(&mut line);
+                stop.store(true, Ordering::SeqCst);
+            });
+        }
+        let start = colloc_trace::monotonic_seconds();
+        let mut chunk = Chunk { batch, first_step: 0, base: start, ends: Vec::new(), waits: Vec::new() };
+        let (mut step, mut sim, mut last_chunk_sim, mut end) = (0u64, 0.0f64, 0.0f64, start);
+        let (mut met, mut stopping) = (false, false);
+        loop {
+            let secs = step_time * self.rng.jitter(0.05);
+            let wait = (secs * p.data_wait_fraction * self.rng.jitter(0.1)).min(secs);
+            sim += secs;
+            end += secs * self.scale;
+            if stopping {
+                // The iteration after the stop line: it ends after the line was read.
+                end = end.max(colloc_trace::monotonic_seconds() + secs * self.scale);
+            }
+            let now = colloc_trace::monotonic_seconds();
+            if end > now {
+                std::thread::sleep(Duration::from_secs_f64(end - now));
+            }
+            step += 1;
+            chunk.ends.push(end);
+            chunk.waits.push(wait * self.scale);
+            if stopping {
+                break;
+            }
+            if step == fault_after {
+                if let Some(c) = chunk.take() {
+                    w.emit(c);
+                }
+                if let Some(code) = first_sample_faults(&self.faults, job, w, p) {
+                    return Err(code);
+                }
+            }
+            if !met && step >= min_iterations && sim >= window {
+                met = true;
+                w.emit(EventBody::WindowMet { step, seconds: sim });
+            }
+            if sim - last_chunk_sim >= 1.0 {
+                if let Some(c) = chunk.take() {
+                    w.emit(c);
+                }
+                last_chunk_sim = sim;
+            }
+            stopping = stop.load(Ordering::SeqCst);
+        }
+        if let Some(c) = chunk.take() {
+            w.emit(c);
+        }
+        Ok((step, step * batch, sim))
     }
 
     /// Trains until the window or the epochs are done, with a sample every `sample_every`
@@ -455,6 +538,40 @@ impl Sim<'_> {
             }
         }
         Ok((t.step, t.images, t.total_seconds))
+    }
+}
+
+/// Iterations not yet reported, with the end of the one before them.
+struct Chunk {
+    batch: u64,
+    first_step: u64,
+    base: f64,
+    ends: Vec<f64>,
+    waits: Vec<f64>,
+}
+
+impl Chunk {
+    /// The `iterations` event of the iterations collected so far; the next chunk counts from
+    /// the last of them.
+    fn take(&mut self) -> Option<EventBody> {
+        if self.ends.is_empty() {
+            return None;
+        }
+        let us = |s: f64| (s * 1e6).round().max(0.0) as u64;
+        let n = self.ends.len() as u64;
+        let base = self.base;
+        let body = EventBody::Iterations {
+            first_step: self.first_step,
+            base_mono: base,
+            end_us: self.ends.iter().map(|e| us(e - base)).collect(),
+            images: vec![self.batch; self.ends.len()],
+            data_wait_us: self.waits.iter().map(|w| us(*w)).collect(),
+        };
+        self.first_step += n;
+        self.base = self.ends.last().copied().unwrap_or(base);
+        self.ends.clear();
+        self.waits.clear();
+        Some(body)
     }
 }
 

@@ -100,7 +100,7 @@ pub fn plan(workloads: Vec<PlannedWorkload>) -> Plan {
         gpu: h200_plan().gpu.clone(),
         protocol: ProtocolPlan {
             name: "quick".into(),
-            kind: ProtocolKind::Quick { warmup_steps: 10, window_seconds: 20.0, sample_every: 10 },
+            kind: ProtocolKind::Quick { warmup_steps: 10, window_seconds: 20.0, sample_every: 10, min_iterations: 20 },
             timeout_seconds: 600.0,
         },
         totals: Totals {
