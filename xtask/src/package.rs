@@ -10,7 +10,6 @@
 use anyhow::{bail, ensure, Context, Result};
 use colloc_spec::Artifact;
 use serde_json::json;
-use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -210,13 +209,9 @@ pub fn pack(root: &Path, out: &Path, name: &str, version: &str, allow_dirty: boo
         };
         entries.push((path, bytes, exec));
     }
-    let mut sums = String::new();
-    for (path, bytes, _) in &entries {
-        sums += &format!("{}  {path}\n", hex(&Sha256::digest(bytes)));
-    }
     let source = format!("commit {commit}{}\n", if dirty { " with uncommitted changes" } else { "" });
     entries.push(("SOURCE".into(), source.into_bytes(), false));
-    sums += &format!("{}  SOURCE\n", hex(&Sha256::digest(&entries.last().expect("pushed").1)));
+    let sums: String = entries.iter().map(|(path, bytes, _)| format!("{}  {path}\n", sha256(bytes))).collect();
     entries.push((CHECKSUMS.into(), sums.into_bytes(), false));
 
     if let Some(dir) = out.parent() {
@@ -235,12 +230,10 @@ pub fn pack(root: &Path, out: &Path, name: &str, version: &str, allow_dirty: boo
     let tmp = out.with_extension("tmp");
     std::fs::write(&tmp, &bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, out).with_context(|| format!("cannot write {}", out.display()))?;
-    Ok((n, hex(&Sha256::digest(&bytes))))
+    Ok((n, sha256(&bytes)))
 }
 
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
+use colloc_trace::manifest::sha256_bytes as sha256;
 
 /// What `verify-package` found.
 #[derive(Debug, Default)]
@@ -282,7 +275,7 @@ pub fn verify(file: &Path) -> Result<Check> {
         e.read_to_end(&mut bytes)?;
         if rel == CHECKSUMS {
             listed = Some(String::from_utf8(bytes).context("CHECKSUMS.sha256 is not UTF-8")?);
-        } else if found.insert(rel.to_string(), hex(&Sha256::digest(&bytes))).is_some() {
+        } else if found.insert(rel.to_string(), sha256(&bytes)).is_some() {
             check.problems.push(format!("{rel}: twice in the archive"));
         }
     }
@@ -418,7 +411,7 @@ mod tests {
             }
             std::fs::write(&path, tar.into_inner().unwrap().finish().unwrap()).unwrap();
         };
-        let sum = hex(&Sha256::digest(b"one"));
+        let sum = sha256(b"one");
         let sums = format!("{sum}  a.txt\n");
         write(&[("x/a.txt", b"one"), ("x/CHECKSUMS.sha256", sums.as_bytes())]);
         assert!(verify(&path).unwrap().problems.is_empty());

@@ -229,7 +229,7 @@ fn job_key(workload: &str, job: usize) -> Vec<String> {
 
 /// `1g×7`, `4g+2g+1g`: the MIG slices of the jobs (largest first); empty outside MIG modes.
 pub(crate) fn layout(w: &PlannedWorkload) -> String {
-    if !matches!(w.mode, Mode::Mig | Mode::MpsLimited) {
+    if !w.mode.uses_mig_profiles() {
         return String::new();
     }
     let mut classes: Vec<String> = w

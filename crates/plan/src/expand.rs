@@ -194,7 +194,7 @@ fn plan_workload(
     diags: &mut Vec<Diagnostic>,
 ) -> Option<PlannedWorkload> {
     let spec = &project.spec;
-    let uses_mig = matches!(mode, Mode::Mig | Mode::MpsLimited);
+    let uses_mig = mode.uses_mig_profiles();
     let mut profiles: Vec<&MigProfile> = Vec::new();
     if uses_mig {
         for j in &w.jobs {

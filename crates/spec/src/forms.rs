@@ -160,7 +160,7 @@ impl Cx<'_> {
                 return None;
             }
         };
-        let needs = matches!(mode, Mode::Mig | Mode::MpsLimited);
+        let needs = mode.uses_mig_profiles();
         match (needs, prof) {
             (true, Some(p)) => {
                 let sp = Spanned::new(p.to_string(), s.referenced, s.defined);
@@ -231,7 +231,7 @@ impl Cx<'_> {
                         model: c.model.value.clone(),
                         dataset: c.dataset.value.clone(),
                         batch_size: c.batch_size.value,
-                        mig: matches!(mode, Mode::Mig | Mode::MpsLimited).then(|| prof.clone()),
+                        mig: mode.uses_mig_profiles().then(|| prof.clone()),
                         training: training.clone(),
                     };
                     jobs.extend(std::iter::repeat_n(job, *count as usize));
@@ -301,7 +301,7 @@ impl Cx<'_> {
         let mut ok = true;
         for j in &w.jobs {
             ok &= self.model(&j.model) & self.dataset(&j.dataset) & self.batch(&j.batch_size);
-            let prof = match (&j.mig, matches!(mode, Mode::Mig | Mode::MpsLimited)) {
+            let prof = match (&j.mig, mode.uses_mig_profiles()) {
                 (Some(p), true) => self.profile(p),
                 (None, true) => {
                     self.err(&j.model, format!("every job of a `{mode}` workload needs `mig: <profile>`"));

@@ -37,7 +37,7 @@ pub enum ManifestError {
 /// a regular file, not a link.
 pub fn read(dir: &Path) -> Result<Manifest, ManifestError> {
     let path = dir.join(MANIFEST);
-    let text = match open_regular(dir, MANIFEST) {
+    let text = match open_manifest(dir) {
         Ok(mut f) => {
             let mut t = String::new();
             f.read_to_string(&mut t).map_err(|source| ManifestError::Io { path: path.clone(), source })?;
@@ -93,31 +93,21 @@ pub fn parse(text: &str) -> Result<Manifest, (usize, String, String)> {
     Ok(m)
 }
 
-/// Opens `dir/rel` for reading only if `rel` is a clean relative path and no component of
-/// it, the file included, is a symbolic link, and the file is a regular file: nothing outside
-/// `dir` is ever opened through a manifest entry or a link.
-pub fn open_regular(dir: &Path, rel: &str) -> io::Result<fs::File> {
+/// Opens `dir/SHA256SUMS` only if it is a regular file and not a symbolic link: nothing
+/// outside the campaign directory is read through it.
+fn open_manifest(dir: &Path) -> io::Result<fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
-    if let Some(why) = bad_entry_path(rel) {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, why));
+    let f = fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(dir.join(MANIFEST));
+    let f = match f {
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(io::Error::new(io::ErrorKind::InvalidData, "a symbolic link"))
+        }
+        other => other?,
+    };
+    if !f.metadata()?.file_type().is_file() {
+        return Err(io::Error::new(io::ErrorKind::InvalidData, "not a regular file"));
     }
-    let mut at = dir.to_path_buf();
-    let parts: Vec<&str> = rel.split('/').collect();
-    for (k, c) in parts.iter().enumerate() {
-        at.push(c);
-        let md = fs::symlink_metadata(&at)?;
-        if md.file_type().is_symlink() {
-            return Err(io::Error::new(io::ErrorKind::InvalidData, "a symbolic link"));
-        }
-        let last = k + 1 == parts.len();
-        if last && !md.file_type().is_file() {
-            return Err(io::Error::new(io::ErrorKind::InvalidData, "not a regular file"));
-        }
-        if !last && !md.file_type().is_dir() {
-            return Err(io::Error::new(io::ErrorKind::NotFound, "a parent is not a directory"));
-        }
-    }
-    fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(&at)
+    Ok(f)
 }
 
 fn sha256_reader(mut f: impl Read) -> io::Result<String> {

@@ -252,16 +252,6 @@ where
                 match c.map(|c| c.normalised_throughput) {
                     // The class is not in the mix: blank.
                     None if !in_mix => {}
-                    // The mix was not run in this mode (its layout not planned for it).
-                    None => {
-                        hatch(body, (cell_x, cell_y), (cw, ch))?;
-                        body.draw_text(
-                            "—",
-                            &font(value_size).color(&INK).pos(Pos::new(HPos::Center, VPos::Center)),
-                            centre,
-                        )
-                        .map_err(de)?;
-                    }
                     Some(Some(s)) => {
                         let bg = viridis(s.median / top);
                         body.draw(&Rectangle::new([(cell_x, cell_y), (cell_x + cw, cell_y + ch)], bg.filled()))
@@ -273,7 +263,9 @@ where
                         )
                         .map_err(de)?;
                     }
-                    Some(None) => {
+                    // The class is in the mix, but the mix was not run in this mode (its
+                    // layout not planned for it) or has no value: hatched.
+                    None | Some(None) => {
                         hatch(body, (cell_x, cell_y), (cw, ch))?;
                         body.draw_text(
                             "—",
