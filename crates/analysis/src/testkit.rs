@@ -399,6 +399,7 @@ fn write_run(
             memory_total_bytes: Some(128 * 1024 * 1024 * 1024),
             kernel: Some("6.1.0".into()),
             os: Some("Debian GNU/Linux 12".into()),
+            calibration: None,
         },
         software: SoftwareInfo {
             runner_version: "0.1.0".into(),
@@ -426,6 +427,8 @@ fn write_run(
         ended_at: ended,
         release_mono: ran.then_some(t0),
         window_end_mono: (ran && opts.protocol_version >= 2).then_some(t0 + opts.window_seconds as f64),
+        phases: None,
+        added: None,
     };
     std::fs::write(run_dir.join(layout::META), serde_json::to_string_pretty(&meta)? + "\n")?;
     Ok(())

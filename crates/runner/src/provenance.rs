@@ -34,6 +34,7 @@ pub fn host_info() -> HostInfo {
         memory_total_bytes,
         kernel: read("/proc/sys/kernel/osrelease"),
         os,
+        calibration: None,
     }
 }
 

@@ -140,6 +140,8 @@ impl Env<'_> {
             ended_at: provenance::rfc3339(colloc_trace::wall_seconds()),
             release_mono: None,
             window_end_mono: None,
+            phases: None,
+            added: None,
         }
     }
 

@@ -44,6 +44,55 @@ pub struct RunMeta {
     /// when the window was never met, and absent in version-1 traces).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_end_mono: Option<f64>,
+    /// Where the run's time went, on the runner's monotonic clock (absent in older traces).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phases: Option<RunPhases>,
+    /// Why the runner made this run beyond the plan's repetitions (a baseline measured again
+    /// on this host, for the collocated workloads named); absent for planned runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub added: Option<String>,
+}
+
+/// Where a run's time went: seconds between the runner's own marks (monotonic clock), and
+/// per job the phases it reported in its `ready` event. A mark the run never reached is
+/// `null` (a run that failed before its release has no window).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunPhases {
+    /// From the run's start to every job spawned: trace directory, job files, the mode set
+    /// up (MPS daemon started, MIG instances made).
+    pub mode_setup_seconds: f64,
+    /// From the jobs spawned to the last job ready (interpreter, imports, model, data,
+    /// warm-up).
+    pub to_ready_seconds: Option<f64>,
+    /// From the last job ready to the release (the runner's poll).
+    pub barrier_seconds: Option<f64>,
+    /// The measurement window: release to stop (protocol 2), release to the last job's
+    /// exit otherwise.
+    pub window_seconds: Option<f64>,
+    /// From the stop to the last job reaped.
+    pub exit_seconds: Option<f64>,
+    /// Telemetry stopped and the mode torn down (MPS daemon quit, MIG instances destroyed).
+    pub teardown_seconds: f64,
+    /// From the run's start to the end of its teardown.
+    pub total_seconds: f64,
+    /// `total_seconds - window_seconds`: the run's GPU time outside its window.
+    pub outside_window_seconds: Option<f64>,
+    /// Jobs were forked from a preloaded job server (PyTorch and timm imported once per
+    /// runner invocation) instead of started as fresh interpreters.
+    pub preloaded: bool,
+    /// Per job, in job order: what its `ready` event reported (`null` where it never came).
+    pub jobs: Vec<Option<JobPhases>>,
+}
+
+/// One job's phases before its release, from its `ready` event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobPhases {
+    /// From the job's start to its warm-up: imports (none when preloaded), CUDA, model,
+    /// data.
+    pub setup_seconds: f64,
+    /// The warm-up iterations, synchronised.
+    pub warmup_seconds: f64,
+    pub warmup_steps: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -123,6 +172,28 @@ pub struct HostInfo {
     pub memory_total_bytes: Option<u64>,
     pub kernel: Option<String>,
     pub os: Option<String>,
+    /// The host's CPU speed, measured by the runner at the start of its invocation (absent
+    /// in older traces): with the GPU's UUID, what tells hosts apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<CpuCalibration>,
+}
+
+/// A short CPU benchmark run by the runner once per invocation, before any run: SHA-256
+/// over an in-memory buffer, on one thread and on every core at once. Its scores compare
+/// hosts; they are not a model of the loaders' work.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CpuCalibration {
+    /// What was measured, e.g. "sha256 of 64 MiB, best of 3".
+    pub method: String,
+    /// MiB/s on one thread.
+    pub single_thread_mib_s: f64,
+    /// MiB/s summed over `threads` threads running at once.
+    pub all_threads_mib_s: f64,
+    pub threads: u32,
+    /// Wall seconds the calibration took.
+    pub seconds: f64,
+    /// RFC 3339 UTC: when it was measured.
+    pub measured_at: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
