@@ -588,4 +588,12 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
+    # `--via SOCKET ...`: a job forked by a preloaded job server; `--serve SOCKET`: that
+    # server (workloads/preload.py). Both are looked for before anything heavy is imported.
+    if len(sys.argv) >= 3 and sys.argv[1] in ("--via", "--serve"):
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import preload
+        if sys.argv[1] == "--via":
+            sys.exit(preload.client(sys.argv[2], [sys.argv[0]] + sys.argv[3:]))
+        sys.exit(preload.serve(sys.argv[2], main))
     sys.exit(main())

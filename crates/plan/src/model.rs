@@ -28,6 +28,32 @@ impl Plan {
         let text = std::fs::read_to_string(path).with_context(|| format!("cannot read the plan {}", path.display()))?;
         serde_json::from_str(&text).with_context(|| format!("{}: not a plan", path.display()))
     }
+
+    /// The workload whose runs job `job` of `w` is normalised by: the same model, dataset,
+    /// batch size and data source alone on the whole GPU (`exclusive`, else one job under
+    /// `naive`). `None` when the plan has none.
+    pub fn baseline_of(&self, w: &PlannedWorkload, job: usize) -> Option<&PlannedWorkload> {
+        let key = w.baseline_key(job)?;
+        [Mode::Exclusive, Mode::Naive].into_iter().find_map(|mode| {
+            self.workloads
+                .iter()
+                .find(|b| b.mode == mode && b.jobs.len() == 1 && b.baseline_key(0).as_ref() == Some(&key))
+        })
+    }
+}
+
+impl PlannedWorkload {
+    /// What identifies "the same model alone" for job `job`: (model, dataset, batch size,
+    /// data source).
+    pub fn baseline_key(&self, job: usize) -> Option<(String, String, u32, String)> {
+        let j = self.jobs.get(job)?;
+        Some((j.model.clone(), j.dataset.clone(), j.batch_size, self.data.clone()))
+    }
+
+    /// Its runs are baselines: one job alone on the whole GPU (`exclusive` or `naive`).
+    pub fn is_baseline(&self) -> bool {
+        self.jobs.len() == 1 && matches!(self.mode, Mode::Exclusive | Mode::Naive)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -21,6 +21,7 @@ use std::time::Duration;
 use crate::leftovers::Leftovers;
 use crate::modes::{busy, mig, mps, MpsDirs};
 use crate::options::RunOptions;
+use crate::preload::Preload;
 use crate::progress::Progress;
 use crate::run::{self, Env, Outcome, Request};
 use crate::trace::TMP_PREFIX;
@@ -244,6 +245,8 @@ struct Todo<'a> {
     repetition: u32,
     attempt: u32,
     run_id: String,
+    /// Why the runner added it beyond the selection (a baseline on this host).
+    added: Option<String>,
 }
 
 /// Runs a plan's selected workloads into `opts.out`.
@@ -266,7 +269,12 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
     let listed = listed_runs(&m);
     check_only(plan, opts)?;
     let mut summary = CampaignSummary { campaign_dir: dir.clone(), ..Default::default() };
-    let todo = select(plan, opts, &listed, &mut summary);
+    let mut todo = select(plan, opts, &listed, &mut summary);
+    if opts.host_baselines && !todo.is_empty() {
+        let mut extra = host_baselines(plan, &todo, &dir, &listed, gpu.uuid());
+        extra.append(&mut todo);
+        todo = extra;
+    }
     let estimate: f64 = todo.iter().map(|t| t.workload.estimated_seconds).sum();
     let progress = Progress::new(opts.progress, todo.len(), estimate);
 
@@ -304,8 +312,29 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
         summary.already_done.len()
     ));
 
-    let host = provenance::host_info();
+    let mut host = provenance::host_info();
+    if !todo.is_empty() {
+        let c = provenance::calibrate();
+        progress.log(&format!(
+            "host CPU calibration: {:.0} MiB/s on one thread, {:.0} MiB/s on {} threads ({:.2} s)",
+            c.single_thread_mib_s, c.all_threads_mib_s, c.threads, c.seconds
+        ));
+        host.calibration = Some(c);
+    }
+    for t in todo.iter().filter(|t| t.added.is_some()) {
+        progress.log(&format!("added {}: {}", t.run_id, t.added.as_deref().unwrap_or("")));
+    }
     let sw = software(plan, opts);
+    let mut preload = None;
+    if opts.preload && !todo.is_empty() {
+        let p = Preload::start(&opts.job_command, &opts.job_env, &std::env::temp_dir())?;
+        progress.log(&format!(
+            "job server up: PyTorch and timm imported once in {:.1} s ({:.1} s to serve)",
+            p.import_seconds, p.start_seconds
+        ));
+        preload = Some(p);
+    }
+    let job_command = preload.as_ref().map(Preload::job_command).unwrap_or_else(|| opts.job_command.clone());
     let env = Env {
         plan,
         opts,
@@ -317,8 +346,11 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
         mps_dirs: &dirs,
         host: &host,
         software: &sw,
+        job_command,
+        preloaded: preload.is_some(),
     };
-    run_all(&env, &todo, exec_modes, &mut summary)?;
+    run_all(&env, &todo, exec_modes, &mut summary, preload.as_mut())?;
+    drop(preload);
     progress.finish();
     Ok(summary)
 }
@@ -368,10 +400,80 @@ fn select<'a>(
                 Some(max) => max + 1,
                 None => 1,
             };
-            todo.push(Todo { workload: w, repetition: rep, attempt, run_id: ids::run_id(&w.id, rep, attempt) });
+            todo.push(Todo {
+                workload: w,
+                repetition: rep,
+                attempt,
+                run_id: ids::run_id(&w.id, rep, attempt),
+                added: None,
+            });
         }
     }
     todo
+}
+
+/// Runs of the baselines (each model alone) that the selected runs are normalised by and
+/// that the campaign has from other hosts only: one new repetition each, before the
+/// selected runs. A baseline that is itself selected, or has an `ok` run on this GPU
+/// (`uuid`), needs none.
+fn host_baselines<'a>(
+    plan: &'a Plan,
+    todo: &[Todo<'a>],
+    dir: &Path,
+    listed: &BTreeSet<String>,
+    uuid: &str,
+) -> Vec<Todo<'a>> {
+    let selected: BTreeSet<&str> = todo.iter().map(|t| t.workload.id.as_str()).collect();
+    // Baseline workload id → the selected workloads that need it.
+    let mut needed: std::collections::BTreeMap<&str, (&colloc_plan::PlannedWorkload, Vec<&str>)> = Default::default();
+    for t in todo.iter().filter(|t| !t.workload.is_baseline() && t.workload.feasible) {
+        for i in 0..t.workload.jobs.len() {
+            let Some(b) = plan.baseline_of(t.workload, i) else { continue };
+            if selected.contains(b.id.as_str()) || !b.feasible {
+                continue;
+            }
+            let e = needed.entry(b.id.as_str()).or_insert((b, Vec::new()));
+            if !e.1.contains(&t.workload.id.as_str()) {
+                e.1.push(t.workload.id.as_str());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (id, (b, users)) in needed {
+        let runs: Vec<(&String, u32)> = listed
+            .iter()
+            .filter_map(|d| ids::parse_run_id(d).filter(|(w, _, _)| *w == id).map(|(_, rep, _)| (d, rep)))
+            .collect();
+        let here = runs.iter().any(|(d, _)| {
+            let path = dir.join(RUNS_DIR).join(d).join(layout::META);
+            fs::read(&path)
+                .ok()
+                .and_then(|bytes| serde_json::from_slice::<colloc_trace::meta::RunMeta>(&bytes).ok())
+                .is_some_and(|m| m.status == RunStatus::Ok && m.gpu.as_ref().is_some_and(|g| g.uuid == uuid))
+        });
+        if here {
+            continue;
+        }
+        let rep = runs.iter().map(|(_, r)| *r).max().map_or(1, |r| r + 1);
+        let shown: Vec<&str> = users.iter().take(3).copied().collect();
+        let more = if users.len() > 3 { format!(" and {} more", users.len() - 3) } else { String::new() };
+        out.push(Todo {
+            workload: b,
+            repetition: rep,
+            attempt: 1,
+            run_id: ids::run_id(&b.id, rep, 1),
+            added: Some(format!(
+                "the baseline on this host ({uuid}) of {}{more}: the campaign has {}",
+                shown.join(", "),
+                if runs.is_empty() {
+                    "no run of it yet".to_string()
+                } else {
+                    format!("{} run(s) of it, none ok on this host", runs.len())
+                }
+            )),
+        });
+    }
+    out
 }
 
 /// An error when a run listed in the manifest no longer matches it (listed runs are never
@@ -404,7 +506,13 @@ fn check_listed_runs(dir: &Path) -> Result<()> {
 
 /// The runs one after another, until all are made or something stops the campaign: a
 /// stop signal, a GPU others use, a teardown that failed.
-fn run_all(env: &Env, todo: &[Todo], exec_modes: bool, summary: &mut CampaignSummary) -> Result<()> {
+fn run_all(
+    env: &Env,
+    todo: &[Todo],
+    exec_modes: bool,
+    summary: &mut CampaignSummary,
+    mut preload: Option<&mut Preload>,
+) -> Result<()> {
     let (gpu, opts) = (env.backend, env.opts);
     let total = todo.len();
     for (k, t) in todo.iter().enumerate() {
@@ -412,6 +520,11 @@ fn run_all(env: &Env, todo: &[Todo], exec_modes: bool, summary: &mut CampaignSum
             summary.interrupted = true;
             summary.stopped = Some(interrupt_text());
             break;
+        }
+        if let Some(p) = preload.as_deref_mut() {
+            if let Some(why) = p.ensure_running()? {
+                env.progress.log(&why);
+            }
         }
         let will_start = t.workload.feasible
             && !t.workload.jobs.is_empty()
@@ -440,6 +553,7 @@ fn run_all(env: &Env, todo: &[Todo], exec_modes: bool, summary: &mut CampaignSum
             run_id: t.run_id.clone(),
             n: k + 1,
             total,
+            added: t.added.clone(),
         };
         match run::execute(env, &req)? {
             Outcome::Finished { status, reason, fatal, sampler_cpu_seconds, .. } => {

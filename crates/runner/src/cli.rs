@@ -79,6 +79,15 @@ pub struct RunArgs {
     /// How progress is shown on stderr.
     #[arg(long, value_enum, default_value = "auto")]
     pub progress: ProgressMode,
+    /// Fork the jobs from one preloaded job server (PyTorch and timm imported once per
+    /// invocation, not once per job): the workload command must understand `--serve SOCKET`
+    /// and `--via SOCKET`, as workloads/train.py does.
+    #[arg(long)]
+    pub preload: bool,
+    /// Do not measure again on this GPU the baselines of the selected collocated runs that
+    /// the campaign only has from other hosts.
+    #[arg(long)]
+    pub no_host_baselines: bool,
 }
 
 impl RunArgs {
@@ -130,6 +139,8 @@ impl RunArgs {
         }
         o.source_commit = self.source_commit.clone().map(|c| (c, self.source_dirty));
         o.progress = self.progress;
+        o.preload = self.preload;
+        o.host_baselines = !self.no_host_baselines;
         Ok(o)
     }
 }

@@ -148,12 +148,24 @@ pub struct Job {
     /// Protocol 2: the stop line was written to it.
     pub stop_sent: bool,
     pub last_rate: Option<f64>,
-    pub ready_info: Option<(f64, f64)>,
+    /// The `ready` event's phases: (setup seconds, warm-up seconds, warm-up steps).
+    pub ready_info: Option<(f64, f64, u64)>,
+    /// When the runner saw the job ready (CLOCK_MONOTONIC).
+    pub ready_mono: Option<f64>,
+    /// The pid the job reported in `hello`: its own process, which is not the spawned one
+    /// when a preloaded server forked it (telemetry follows this one's process tree).
+    pub job_pid: Option<u32>,
     /// Stopped by the runner (timeout, abort, interruption).
     pub stopped: bool,
 }
 
 impl Job {
+    /// The root of the job's process tree: its own process (from `hello`), else the one
+    /// spawned.
+    pub fn tree_root(&self) -> Option<u32> {
+        self.job_pid.filter(|_| self.status.is_none()).or(self.pid)
+    }
+
     pub fn exited(&self) -> bool {
         self.status.is_some() || self.spawn_error.is_some()
     }
@@ -249,9 +261,11 @@ impl JobSet {
             for (ev, raw) in j.tail.poll() {
                 match ev.body {
                     EventBody::Versions { .. } => j.versions = Some(raw),
-                    EventBody::Ready { setup_seconds, warmup_seconds, .. } => {
+                    EventBody::Hello { pid, .. } => j.job_pid = Some(pid),
+                    EventBody::Ready { setup_seconds, warmup_seconds, warmup_steps } => {
                         j.phase = Phase::Ready;
-                        j.ready_info = Some((setup_seconds, warmup_seconds));
+                        j.ready_info = Some((setup_seconds, warmup_seconds, warmup_steps));
+                        j.ready_mono = Some(colloc_trace::monotonic_seconds());
                         changes.push((
                             i,
                             Phase::Ready,
@@ -299,8 +313,8 @@ impl JobSet {
                         EventBody::WindowMet { .. } => j.window_met = true,
                         EventBody::Error { kind, message } => j.errors.push((kind, message)),
                         EventBody::End { reason, exit_code } => j.end = Some((reason, exit_code)),
-                        EventBody::Ready { setup_seconds, warmup_seconds, .. } => {
-                            j.ready_info = Some((setup_seconds, warmup_seconds))
+                        EventBody::Ready { setup_seconds, warmup_seconds, warmup_steps } => {
+                            j.ready_info = Some((setup_seconds, warmup_seconds, warmup_steps))
                         }
                         _ => {}
                     }
@@ -477,6 +491,8 @@ fn spawn_one(spec: JobSpec) -> Job {
         stop_sent: false,
         last_rate: None,
         ready_info: None,
+        ready_mono: None,
+        job_pid: None,
         stopped: false,
     };
     match start(&spec, &job.output) {

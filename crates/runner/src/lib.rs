@@ -11,6 +11,7 @@ mod jobs;
 mod leftovers;
 mod modes;
 mod options;
+mod preload;
 mod progress;
 mod provenance;
 mod run;

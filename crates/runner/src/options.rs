@@ -41,6 +41,14 @@ pub struct RunOptions {
     /// Provenance override for hosts without the project's git checkout:
     /// (commit, dirty).
     pub source_commit: Option<(String, Option<bool>)>,
+    /// Fork every job from one preloaded job server per invocation (the job command run
+    /// with `--serve SOCKET`; each job then with `--via SOCKET`), instead of starting a
+    /// fresh interpreter per job: PyTorch and timm are imported once.
+    pub preload: bool,
+    /// Before the selected runs, measure again on this host (GPU UUID) the baselines (each
+    /// model alone) that the selected collocated runs are divided by, where the campaign has
+    /// none from this host.
+    pub host_baselines: bool,
 }
 
 /// External programs used to set up MPS and MIG.
@@ -95,6 +103,8 @@ impl RunOptions {
             tools: Tools::default(),
             progress: ProgressMode::Auto,
             source_commit: None,
+            preload: false,
+            host_baselines: true,
         }
     }
 
@@ -122,6 +132,9 @@ impl RunOptions {
         }
         if let Some(s) = &self.simulate {
             s.check()?;
+            if self.preload {
+                bail!("--preload forks Python training jobs; the simulated backend has none");
+            }
         }
         Ok(())
     }

@@ -1,6 +1,6 @@
 //! Provenance that does not come from the GPU: the host, the project's git commit, times.
 
-use colloc_trace::meta::HostInfo;
+use colloc_trace::meta::{CpuCalibration, HostInfo};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -36,6 +36,49 @@ pub fn host_info() -> HostInfo {
         os,
         calibration: None,
     }
+}
+
+/// Bytes each calibration thread hashes per pass.
+const CALIBRATION_BYTES: usize = 32 << 20;
+
+/// A short CPU benchmark (about a second): SHA-256 of 32 MiB on one thread (best of 3), then
+/// on every core at once. It tells hosts apart; it models nothing the jobs do.
+pub fn calibrate() -> CpuCalibration {
+    use std::time::Instant;
+    let t0 = Instant::now();
+    let buf: Vec<u8> = (0..CALIBRATION_BYTES).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+    let mib = CALIBRATION_BYTES as f64 / (1u64 << 20) as f64;
+    let mut best = f64::INFINITY;
+    for _ in 0..3 {
+        let t = Instant::now();
+        std::hint::black_box(colloc_trace::manifest::sha256_bytes(std::hint::black_box(&buf)));
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let shared = std::sync::Arc::new(buf);
+    let t = Instant::now();
+    let handles: Vec<_> = (0..threads)
+        .map(|_| {
+            let b = shared.clone();
+            std::thread::spawn(move || std::hint::black_box(colloc_trace::manifest::sha256_bytes(&b)))
+        })
+        .collect();
+    for h in handles {
+        let _ = h.join();
+    }
+    let all = t.elapsed().as_secs_f64();
+    CpuCalibration {
+        method: format!("sha256 of {mib:.0} MiB in memory: one thread (best of 3), then one pass on each of {threads} threads at once"),
+        single_thread_mib_s: round1(mib / best.max(1e-9)),
+        all_threads_mib_s: round1(threads as f64 * mib / all.max(1e-9)),
+        threads: threads as u32,
+        seconds: (t0.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
+        measured_at: rfc3339(colloc_trace::wall_seconds()),
+    }
+}
+
+fn round1(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
 }
 
 /// The git checkout above `start` (the directory holding `.git`), if any.

@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use colloc_plan::{Mode, Plan, PlannedWorkload, ProtocolKind};
 use colloc_trace::jobfile::{JobFile, JobProtocol};
 use colloc_trace::layout;
-use colloc_trace::meta::{HostInfo, JobRecord, RunMeta, RunStatus, SoftwareInfo, TelemetryInfo};
+use colloc_trace::meta::{HostInfo, JobPhases, JobRecord, RunMeta, RunPhases, RunStatus, SoftwareInfo, TelemetryInfo};
 use std::collections::BTreeMap;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -36,6 +36,11 @@ pub struct Env<'a> {
     pub mps_dirs: &'a MpsDirs,
     pub host: &'a HostInfo,
     pub software: &'a SoftwareInfo,
+    /// The job command (the preloaded server's client with `--preload`); `--job-file PATH`
+    /// is appended.
+    pub job_command: Vec<String>,
+    /// Jobs are forked from a preloaded job server.
+    pub preloaded: bool,
 }
 
 /// The run to make.
@@ -47,6 +52,8 @@ pub struct Request<'a> {
     /// Position in the campaign, for progress.
     pub n: usize,
     pub total: usize,
+    /// Why the runner added this run beyond the plan's repetitions.
+    pub added: Option<String>,
 }
 
 #[derive(Debug)]
@@ -141,7 +148,7 @@ impl Env<'_> {
             release_mono: None,
             window_end_mono: None,
             phases: None,
-            added: None,
+            added: req.added.clone(),
         }
     }
 
@@ -172,6 +179,7 @@ impl Env<'_> {
 pub fn execute(env: &Env, req: &Request) -> Result<Outcome> {
     let w = req.workload;
     let started = colloc_trace::wall_seconds();
+    let started_mono = colloc_trace::monotonic_seconds();
     if let Some((status, reason)) = env.cannot_start(w)? {
         return env.without_jobs(req, status, reason, started);
     }
@@ -202,15 +210,19 @@ pub fn execute(env: &Env, req: &Request) -> Result<Outcome> {
     let sampler = Sampler::start(&run.dir.path, env.opts.telemetry_hz, source, shared.clone())?;
 
     // The jobs, released together, watched until they end, stopped when they must be.
+    let spawned_mono = colloc_trace::monotonic_seconds();
     let mut jobs = run.spawn(&applied, &job_paths)?;
     publish(&shared, &jobs);
     let watch = run.supervise(&mut jobs, &shared);
+    let exited_mono = colloc_trace::monotonic_seconds();
 
     // Telemetry off, mode down.
     let report = sampler.stop();
     let teardown = guard.teardown();
     let report = report.context("telemetry")?;
+    let marks = Marks { started_mono, spawned_mono, exited_mono, torn_down_mono: colloc_trace::monotonic_seconds() };
     let end = End {
+        marks,
         elapsed: watch.t0.elapsed().as_secs_f64(),
         signal_text: signals::signal().map(|s| format!(" (signal {s})")).unwrap_or_default(),
         teardown_error: teardown.err().map(|e| format!("{e:#}")),
@@ -259,7 +271,7 @@ impl Env<'_> {
 fn publish(shared: &SharedJobs, jobs: &JobSet) {
     let mut s = shared.lock().unwrap_or_else(|p| p.into_inner());
     for (slot, j) in s.iter_mut().zip(&jobs.jobs) {
-        *slot = JobState { pid: j.pid, phase: j.phase };
+        *slot = JobState { pid: j.tree_root(), phase: j.phase };
     }
 }
 
@@ -291,8 +303,20 @@ struct Watch {
     stopped: Vec<usize>,
 }
 
+/// The runner's own marks of a run (CLOCK_MONOTONIC seconds).
+struct Marks {
+    started_mono: f64,
+    /// The mode is up and the telemetry on: the jobs are about to be spawned.
+    spawned_mono: f64,
+    /// Every job has exited (or was stopped).
+    exited_mono: f64,
+    /// The telemetry is off and the mode torn down.
+    torn_down_mono: f64,
+}
+
 /// How the run ended, once the telemetry is off and the mode down.
 struct End {
+    marks: Marks,
     watch: Watch,
     report: Report,
     teardown_error: Option<String>,
@@ -357,7 +381,7 @@ impl<'a> Run<'a> {
                 envv.push(("PYTHONUNBUFFERED".into(), "1".into()));
                 envv.extend(backend_env[i].iter().cloned());
                 envv.extend(env.opts.job_env.iter().cloned());
-                let mut argv = env.opts.job_command.clone();
+                let mut argv = env.job_command.clone();
                 argv.push("--job-file".into());
                 argv.push(job_paths[i].0.to_string_lossy().into_owned());
                 JobSpec { argv, env: envv, events_path: job_paths[i].1.clone() }
@@ -505,6 +529,7 @@ impl<'a> Run<'a> {
         });
         meta.release_mono = end.watch.release_mono;
         meta.window_end_mono = end.watch.window_end_mono;
+        meta.phases = Some(phases(jobs, end, env.preloaded));
         meta.telemetry = TelemetryInfo {
             rate_hz: report.rate_hz,
             samples: report.samples,
@@ -575,6 +600,44 @@ impl<'a> Run<'a> {
         };
         env.progress.run_finished(req.n, req.total, &req.run_id, &what, self.w.estimated_seconds);
         Ok(Outcome::Finished { status, reason, fatal: end.teardown_error, sampler_cpu_seconds: report.cpu_seconds })
+    }
+}
+
+/// Where the run's time went, from the runner's marks and the jobs' `ready` events.
+fn phases(jobs: &JobSet, end: &End, preloaded: bool) -> RunPhases {
+    let (m, w) = (&end.marks, &end.watch);
+    let ready = jobs.jobs.iter().map(|j| j.ready_mono).collect::<Option<Vec<f64>>>();
+    let ready = ready.and_then(|r| r.into_iter().reduce(f64::max));
+    let window_end = w.window_end_mono.or(w.release_mono.map(|_| m.exited_mono));
+    let window = match (w.release_mono, window_end) {
+        (Some(a), Some(b)) => Some(b - a),
+        _ => None,
+    };
+    let total = m.torn_down_mono - m.started_mono;
+    RunPhases {
+        mode_setup_seconds: m.spawned_mono - m.started_mono,
+        to_ready_seconds: ready.map(|r| r - m.spawned_mono),
+        barrier_seconds: match (ready, w.release_mono) {
+            (Some(r), Some(rel)) => Some((rel - r).max(0.0)),
+            _ => None,
+        },
+        window_seconds: window,
+        exit_seconds: w.window_end_mono.map(|e| m.exited_mono - e),
+        teardown_seconds: m.torn_down_mono - m.exited_mono,
+        total_seconds: total,
+        outside_window_seconds: window.map(|win| total - win),
+        preloaded,
+        jobs: jobs
+            .jobs
+            .iter()
+            .map(|j| {
+                j.ready_info.map(|(setup, warmup, steps)| JobPhases {
+                    setup_seconds: setup,
+                    warmup_seconds: warmup,
+                    warmup_steps: steps as u32,
+                })
+            })
+            .collect(),
     }
 }
 

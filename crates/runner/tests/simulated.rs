@@ -366,3 +366,69 @@ fn a_job_that_cannot_start_fails_its_run() {
     assert!(r.contains("ended before it was ready") && r.contains("cannot start `/nonexistent/train"), "{r}");
     assert!(m.jobs.iter().all(|j| j.pid.is_none() && j.failure.is_some()));
 }
+
+/// A collocated run whose baseline the campaign has only from another GPU gets a new
+/// repetition of that baseline on this GPU first; once it is there, no more.
+#[test]
+fn missing_same_host_baselines_are_measured_first() {
+    let d = tempfile::tempdir().unwrap();
+    let mut alone = workload("e33-alone", Mode::Exclusive, vec![job("resnet26")]);
+    alone.repetitions = 1;
+    let p = plan(vec![alone, workload("e33-x2-mps", Mode::Mps, vec![job("resnet26"), job("resnet26")])]);
+    let mut o = sim_options(d.path());
+    o.gpu_index = 1;
+    o.only = vec!["e33-alone".into()];
+    let s = run_campaign(&p, &o).unwrap();
+    assert_eq!(s.runs.len(), 1, "{}", s.render());
+
+    // On another GPU: the collocated run, and before it the baseline again.
+    o.gpu_index = 0;
+    o.only = vec!["e33-x2-mps".into()];
+    let s = run_campaign(&p, &o).unwrap();
+    let made: Vec<&str> = s.runs.iter().map(|r| r.run_id.as_str()).collect();
+    assert_eq!(made, ["e33-alone.r2", "e33-x2-mps.r1"], "{}", s.render());
+    let m = meta(d.path(), "e33-alone.r2");
+    assert_eq!(m.repetition, 2);
+    let why = m.added.expect("the added run says why");
+    assert!(why.contains("e33-x2-mps") && why.contains(&m.gpu.unwrap().uuid), "{why}");
+    assert!(meta(d.path(), "e33-x2-mps.r1").added.is_none());
+    assert!(meta(d.path(), "e33-alone.r1").gpu.unwrap().uuid != meta(d.path(), "e33-alone.r2").gpu.unwrap().uuid);
+
+    // Same GPU again, forced new attempt of the mix: its baseline is here now.
+    o.force = true;
+    let s = run_campaign(&p, &o).unwrap();
+    let made: Vec<&str> = s.runs.iter().map(|r| r.run_id.as_str()).collect();
+    assert_eq!(made, ["e33-x2-mps.r1.a2"], "{}", s.render());
+
+    // And without host baselines, none is added even on a third GPU.
+    o.gpu_index = 2;
+    o.host_baselines = false;
+    let s = run_campaign(&p, &o).unwrap();
+    assert_eq!(s.runs.len(), 1, "{}", s.render());
+}
+
+/// Every run records where its time went, and the host's CPU calibration.
+#[test]
+fn runs_record_their_phases_and_the_hosts_calibration() {
+    let d = tempfile::tempdir().unwrap();
+    let p = plan(vec![workload("e33-x2-mps", Mode::Mps, vec![job("resnet26"), job("resnet26")])]);
+    let s = run_campaign(&p, &sim_options(d.path())).unwrap();
+    assert_eq!(s.count(RunStatus::Ok), 1, "{}", s.render());
+    let m = meta(d.path(), "e33-x2-mps.r1");
+    let ph = m.phases.expect("phases");
+    let window = m.window_end_mono.unwrap() - m.release_mono.unwrap();
+    assert!((ph.window_seconds.unwrap() - window).abs() < 1e-9, "{ph:?}");
+    let parts = ph.mode_setup_seconds
+        + ph.to_ready_seconds.unwrap()
+        + ph.barrier_seconds.unwrap()
+        + window
+        + ph.exit_seconds.unwrap()
+        + ph.teardown_seconds;
+    assert!((parts - ph.total_seconds).abs() < 0.05, "phases {parts} vs total {}", ph.total_seconds);
+    assert!((ph.outside_window_seconds.unwrap() - (ph.total_seconds - window)).abs() < 1e-9);
+    assert!(!ph.preloaded);
+    assert_eq!(ph.jobs.len(), 2);
+    assert!(ph.jobs.iter().all(|j| j.as_ref().is_some_and(|j| j.warmup_steps == 10)), "{:?}", ph.jobs);
+    let c = m.host.calibration.expect("calibration");
+    assert!(c.single_thread_mib_s > 0.0 && c.all_threads_mib_s > 0.0 && c.threads >= 1, "{c:?}");
+}

@@ -88,7 +88,8 @@ pub struct ProcRow {
 /// Which metrics were missing, how often, and why.
 #[derive(Debug, Default)]
 pub struct Gaps {
-    missing: BTreeMap<String, (u64, String)>,
+    /// Column → why → how many rows.
+    missing: BTreeMap<String, BTreeMap<String, u64>>,
     rows: BTreeMap<&'static str, u64>,
 }
 
@@ -96,25 +97,34 @@ impl Gaps {
     /// A missing value in a whole-GPU row (`instance == false`) or a MIG-instance row.
     pub fn miss(&mut self, column: &str, instance: bool, reason: impl FnOnce() -> String) {
         let key = if instance { format!("{column} (MIG instance rows)") } else { column.to_string() };
-        let e = self.missing.entry(key).or_insert_with(|| (0, reason()));
-        e.0 += 1;
+        *self.missing.entry(key).or_default().entry(reason()).or_insert(0) += 1;
     }
 
     /// A missing value in `processes.csv.gz`.
     pub fn miss_process(&mut self, column: &str, reason: impl FnOnce() -> String) {
-        let e = self.missing.entry(format!("processes.{column}")).or_insert_with(|| (0, reason()));
-        e.0 += 1;
+        *self.missing.entry(format!("processes.{column}")).or_default().entry(reason()).or_insert(0) += 1;
     }
 
     fn count_row(&mut self, kind: &'static str) {
         *self.rows.entry(kind).or_insert(0) += 1;
     }
 
-    /// `meta.json` → `telemetry.unavailable`.
+    /// `meta.json` → `telemetry.unavailable`: per column, how many rows lack it and every
+    /// reason with its count (`missing in 3 of 120 rows: the first sample (GPM compares two
+    /// samples) (1 row); GPM: … (2 rows)`), or the one reason when no row has it.
     pub fn report(&self) -> BTreeMap<String, String> {
         self.missing
             .iter()
-            .map(|(k, (n, why))| {
+            .map(|(k, whys)| {
+                let n: u64 = whys.values().sum();
+                let why = if whys.len() == 1 {
+                    whys.keys().next().cloned().unwrap_or_default()
+                } else {
+                    whys.iter()
+                        .map(|(w, c)| format!("{w} ({c} row{})", if *c == 1 { "" } else { "s" }))
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                };
                 let kind = if k.starts_with("processes.") {
                     "process"
                 } else if k.ends_with("(MIG instance rows)") {
@@ -123,7 +133,7 @@ impl Gaps {
                     "gpu"
                 };
                 let total = self.rows.get(kind).copied().unwrap_or(0);
-                let text = if *n >= total { why.clone() } else { format!("missing in {n} of {total} rows: {why}") };
+                let text = if n >= total { why } else { format!("missing in {n} of {total} rows: {why}") };
                 (k.clone(), text)
             })
             .collect()
@@ -389,8 +399,15 @@ mod tests {
         for _ in 0..4 {
             g.miss("sm_activity_pct", false, || "first sample".into());
         }
+        g.miss("dram_bw_util_pct", false, || "the first sample".into());
+        g.miss("dram_bw_util_pct", false, || "GPM returned NaN".into());
+        g.miss("dram_bw_util_pct", false, || "GPM returned NaN".into());
         let r = g.report();
         assert_eq!(r["power_w"], "missing in 1 of 4 rows: not supported");
         assert_eq!(r["sm_activity_pct"], "first sample");
+        assert_eq!(
+            r["dram_bw_util_pct"],
+            "missing in 3 of 4 rows: GPM returned NaN (2 rows); the first sample (1 row)"
+        );
     }
 }
