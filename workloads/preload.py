@@ -124,6 +124,12 @@ def _child(main, argv, env, cwd, pgid, fds, keep_closed):
         sys.argv = list(argv)
         code = main(argv[1:])
         code = 0 if code is None else int(code)
+        # What a fresh interpreter's exit would do before os._exit skips it: free the job's
+        # data loaders, whose __del__ stops and joins their worker processes (left alone,
+        # the workers linger until their watchdog sees the job gone, and an MPS daemon
+        # waits for them to quit).
+        import gc
+        gc.collect()
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     except BaseException:  # noqa: BLE001 - the child must never return into the server

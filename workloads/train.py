@@ -185,6 +185,10 @@ class Trainer:
     def emit(self, event, **fields):
         return self.writer.emit(event, **fields)
 
+    def close(self):
+        """Lets go of the data loaders (their workers are stopped and joined when freed)."""
+        self.stream = self.train_source = self.val_source = None
+
     def run(self):
         """Runs the job; returns (end reason, exit code). Errors propagate."""
         self.setup()
@@ -561,6 +565,7 @@ def run_job(job, opts, writer):
         except Exception as error:  # a broken CUDA context cannot report memory
             log(f"job {job.job}: no memory report: {error}")
     writer.emit("end", reason=reason, exit_code=code)
+    trainer.close()
     return code
 
 
