@@ -102,9 +102,12 @@ fn the_common_window_ends_for_every_job_at_once_after_all_met_it() {
     }
 }
 
-/// The `window_met` of each job of a run: (event time, steps, seconds, ci_rel, precision_met),
-/// and the interval recomputed from the job's `iterations` up to those steps.
-fn precision_of(run: &std::path::Path, jobs: usize) -> Vec<(f64, u64, f64, Option<f64>, Option<bool>, Option<f64>)> {
+/// A job's `window_met`: (event time, steps, seconds, ci_rel, precision_met), and the interval
+/// recomputed from the job's `iterations` up to those steps.
+type Met = (f64, u64, f64, Option<f64>, Option<bool>, Option<f64>);
+
+/// The [`Met`] of each job of a run.
+fn precision_of(run: &std::path::Path, jobs: usize) -> Vec<Met> {
     (0..jobs)
         .map(|j| {
             let ev = events(run, j);

@@ -38,7 +38,7 @@ pub fn throughput_ci(start: f64, ends: &[f64], images: &[u64]) -> Option<Through
     }
     let (ends, images) = (&ends[..n], &images[..n]);
     let end = ends[n - 1];
-    if !(end > start) {
+    if end.partial_cmp(&start) != Some(std::cmp::Ordering::Greater) {
         return None;
     }
     let mut cum = Vec::with_capacity(n + 1); // cum[i]: images of the iterations before i
