@@ -37,11 +37,19 @@ list. `decode()` turns chunks back into steps, end times and images.
         rec.mark(len(y))     # records an event; never waits
     rec.finish()             # waits for the last event: call where the job synchronises anyway
 
+`throughput_ci(start, ends, images)` is the 95% confidence interval of a job's throughput
+since `start` (batch means; the job's noise-adaptive stopping, PROTOCOL.md); a recorder made
+with `history=True` keeps every finished iteration's end and images for it (`history_ends`,
+`history_images`).
+
 Standard library only; PyTorch is used only through the `torch` module handed in.
 """
 
 import array
+import bisect
 import collections
+import itertools
+import math
 import time
 
 CHUNK = 1000   # iterations per chunk
@@ -51,11 +59,16 @@ LAG = 4        # events younger than this many iterations are not read back
 class _Recorder:
     """Collects finished iterations and cuts them into chunks."""
 
-    def __init__(self, chunk=CHUNK, on_chunk=None, keep=None, clock=time.monotonic, wall=time.time):
+    def __init__(self, chunk=CHUNK, on_chunk=None, keep=None, history=False, clock=time.monotonic,
+                 wall=time.time):
         if chunk < 1:
             raise ValueError("chunk must be at least 1")
         self.chunk_size, self.on_chunk = chunk, on_chunk
         self.keep = on_chunk is None if keep is None else keep
+        # With `history`: the end (monotonic seconds) and images of every finished iteration,
+        # emitted or not, for throughput_ci.
+        self.history_ends = array.array("d") if history else None
+        self.history_images = array.array("q") if history else None
         self.clock, self.wall = clock, wall
         self.steps = 0            # iterations marked
         self.anchors = []         # {"mono", "wall", "halfwidth", "drift"} per anchor()
@@ -78,6 +91,9 @@ class _Recorder:
     def _finished(self, end, images):
         self._ends.append(end)
         self._images.append(images)
+        if self.history_ends is not None:
+            self.history_ends.append(end)
+            self.history_images.append(images)
         if len(self._ends) >= self.chunk_size:
             self.flush()
 
@@ -263,3 +279,53 @@ def durations(chunks):
             out.append((us - prev) * 1e-6)
             prev = us
     return out
+
+
+# t(0.975, df) of Student's t distribution, for df = k - 1 batches of throughput_ci.
+T975 = {3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
+
+
+def throughput_ci(start, ends, images):
+    """The 95% confidence interval of a job's throughput over [start, ends[-1]], by batch means;
+    returns (throughput, ci_rel), or None while there is no interval yet.
+
+    `ends[i]` is the end of finished iteration i (non-decreasing; the same clock as `start`,
+    the job's window start) and `images[i]` its images; iteration i covers
+    (ends[i-1], ends[i]], the first one (start, ends[0]]. With N = len(ends) iterations and
+    k = min(10, N // 5) batches (none below 4), [start, end] is split into k sub-intervals of
+    equal duration; each has the throughput of the images credited to it over its duration,
+    an iteration that straddles an edge credited to both sides pro rata in time (one that
+    ends exactly on an edge belongs to the earlier side). `throughput` is the mean of the k
+    batch throughputs (the images of every iteration over end - start); with s their sample
+    standard deviation (divisor k - 1), the half-width is t(0.975, k - 1) * s / sqrt(k) with t
+    from T975, and `ci_rel` = half-width / throughput. None also when end <= start or no
+    image was trained. The analysis computes the same interval for its tables; so does the
+    runner's simulated job (crates/trace/src/precision.rs).
+    """
+    n = len(ends)
+    k = min(10, n // 5)
+    if k < 4:
+        return None
+    end = ends[-1]
+    if not end > start:
+        return None
+    cum = list(itertools.accumulate(images, initial=0))  # cum[i]: images of iterations < i
+    if cum[n] <= 0:
+        return None
+
+    def credited(t):
+        """Images credited to (start, t]."""
+        i = bisect.bisect_right(ends, t)  # the first iteration ending after t
+        if i >= n:
+            return cum[n]
+        lo = max(start, ends[i - 1]) if i > 0 else start
+        hi = ends[i]
+        share = (t - lo) / (hi - lo) if hi > lo and t > lo else 0.0
+        return cum[i] + images[i] * share
+
+    width = (end - start) / k
+    edges = [0.0] + [credited(start + j * width) for j in range(1, k)] + [float(cum[n])]
+    rates = [(edges[j + 1] - edges[j]) / width for j in range(k)]
+    mean = sum(rates) / k
+    s = math.sqrt(sum((r - mean) ** 2 for r in rates) / (k - 1))
+    return mean, T975[k - 1] * s / math.sqrt(k) / mean

@@ -40,7 +40,8 @@ TRAINING_FIELDS = {
 }
 PROTOCOL_FIELDS = {
     "paper": {"epochs": "u32", "sample_every": "u32"},
-    "quick": {"warmup_steps": "u32", "window_seconds": "float", "sample_every": "u32", "min_iterations": "u32"},
+    "quick": {"warmup_steps": "u32", "window_seconds": "float", "sample_every": "u32", "min_iterations": "u32",
+              "precision_target": "float?", "max_window_seconds": "float?"},
 }
 JOB_FIELDS = {
     "protocol_version": "u32", "run_id": "str", "workload_id": "str", "job": "u32", "model": "str",
@@ -50,7 +51,7 @@ JOB_FIELDS = {
 PROTOCOL_DEFAULTS = {
     "paper": {"kind": "paper", "epochs": 5, "sample_every": 50},
     "quick": {"kind": "quick", "warmup_steps": 10, "window_seconds": 60.0, "sample_every": 50,
-              "min_iterations": 50},
+              "min_iterations": 50, "precision_target": None, "max_window_seconds": None},
 }
 
 
@@ -109,6 +110,10 @@ class Protocol:
     warmup_steps: Optional[int] = None
     window_seconds: Optional[float] = None
     min_iterations: Optional[int] = None
+    # quick: the window is met once the 95% interval of the job's throughput is within
+    # ±precision_target (relative), or once max_window_seconds have passed; both or neither.
+    precision_target: Optional[float] = None
+    max_window_seconds: Optional[float] = None
 
     def to_dict(self):
         return {"kind": self.kind, **{k: getattr(self, k) for k in PROTOCOL_FIELDS[self.kind]}}
@@ -232,6 +237,15 @@ def job_from_dict(obj, where):
         _require(proto["epochs"] >= 1, where, "protocol.epochs", "must be at least 1")
     else:
         _require(proto["window_seconds"] > 0, where, "protocol.window_seconds", "must be positive")
+        target, most = proto.get("precision_target"), proto.get("max_window_seconds")
+        given, other = ("precision_target", "max_window_seconds") if most is None else \
+            ("max_window_seconds", "precision_target")
+        _require((target is None) == (most is None), where, "protocol." + given,
+                 f"needs {other} too (precision_target and max_window_seconds come together)")
+        if target is not None:
+            _require(0 < target <= 0.5, where, "protocol.precision_target", f"must be in (0, 0.5], got {target}")
+            _require(most >= proto["window_seconds"], where, "protocol.max_window_seconds",
+                     f"must be at least window_seconds ({proto['window_seconds']}), got {most}")
     obj["data"] = Data(**data)
     obj["training"] = Training(**training)
     obj["protocol"] = Protocol(**proto)
@@ -297,7 +311,8 @@ _OVERRIDES = {
     "seed": ("training", "seed"),
     "epochs": ("protocol", "epochs"), "warmup_steps": ("protocol", "warmup_steps"),
     "window_seconds": ("protocol", "window_seconds"), "sample_every": ("protocol", "sample_every"),
-    "min_iterations": ("protocol", "min_iterations"),
+    "min_iterations": ("protocol", "min_iterations"), "precision_target": ("protocol", "precision_target"),
+    "max_window_seconds": ("protocol", "max_window_seconds"),
 }
 
 
@@ -343,6 +358,11 @@ def build_parser():
     g.add_argument("--window-seconds", type=float, help="quick protocol: seconds measured after release")
     g.add_argument("--min-iterations", type=int,
                    help="quick protocol: iterations trained after release before the window is met")
+    g.add_argument("--precision-target", type=float,
+                   help="quick protocol: the window is met once the 95%% interval of the throughput is "
+                        "within ± this fraction (with --max-window-seconds)")
+    g.add_argument("--max-window-seconds", type=float,
+                   help="quick protocol: the window is met after this long even if the precision target is not")
     g.add_argument("--sample-every", type=int, help="iterations per sample event")
     g.add_argument("--job", type=int, help="index of the job in its workload")
     g.add_argument("--run-id")

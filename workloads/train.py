@@ -375,21 +375,24 @@ class Trainer:
         """Protocol 2, quick: trains from release until the runner's stop line, recording the
         end of every iteration without synchronising the device (itertime), its images and its
         data wait, in `iterations` chunks about every second; `window_met` once the job has
-        trained `window_seconds` and `min_iterations` since release. After the stop line it
-        trains one more iteration, issued after the line was read, so its records reach past
-        the runner's stop; then `window_end`."""
+        trained `window_seconds` and `min_iterations` since release and, with a precision
+        target, once the 95% interval of its throughput is within it or `max_window_seconds`
+        have passed (`window_check`). After the stop line it trains one more iteration, issued
+        after the line was read, so its records reach past the runner's stop; then
+        `window_end`."""
         import itertime
         p, batch = self.job.protocol, self.job.batch_size
         min_iterations = max(1, p.min_iterations or 0)
         stop = StopLine(None if self.opts.no_wait else sys.stdin)
-        self.waits, self.waits_first = [], 0
+        self.waits, self.waits_first, self.chunks_emitted = [], 0, 0
         rec = itertime.recorder(self.torch, self.device, on_chunk=self.emit_iterations,
-                                chunk=itertime.CHUNK)
+                                chunk=itertime.CHUNK, history=True)
         self.recorder = rec
         start = rec.anchor()  # synchronises the device (idle since the warm-up)
         self.emit("window_start", step=0)
         self.loss, steps, images, pending_wait = None, 0, 0, 0.0
         met, stopping, last_flush = False, False, start
+        trained, checked_chunks = False, 0  # window_seconds and min_iterations reached; chunks seen
         while True:
             batch_xy, wait = self.stream.next()
             pending_wait += wait
@@ -403,15 +406,22 @@ class Trainer:
             images += batch
             if stopping:
                 break
-            if not met and rec.done >= min_iterations and rec.last_end - start >= p.window_seconds:
-                met = True
-                self.emit("window_met", step=rec.done, seconds=rec.last_end - start)
-                if self.opts.no_wait:
-                    stop.set()
             now = time.monotonic()
             if now - last_flush >= CHUNK_SECONDS:
                 rec.flush()
                 last_flush = now
+            if not met:
+                # Evaluated when window_seconds and min_iterations are first reached, then at
+                # each `iterations` chunk, and at once when max_window_seconds have passed.
+                due = not trained or self.chunks_emitted != checked_chunks or (
+                    p.max_window_seconds is not None and rec.last_end - start >= p.max_window_seconds)
+                if not trained and rec.done >= min_iterations and rec.last_end - start >= p.window_seconds:
+                    trained = True
+                if trained and due:
+                    checked_chunks = self.chunks_emitted
+                    met = self.window_check(rec, start)
+                    if met and self.opts.no_wait:
+                        stop.set()
             stopping = stop.is_set()
         rec.finish()  # waits for the last iteration: the window is over
         loss = float(self.loss.item())
@@ -427,8 +437,37 @@ class Trainer:
         log(f"job {self.job.job}: {images} images in {seconds:.1f} s, {images / seconds:.1f} img/s"
             + ("" if met else " (stopped before the window was met)"))
 
+    def window_check(self, rec, start):
+        """Protocol 2, quick, once `window_seconds` and `min_iterations` are trained: whether the
+        window is met now (then emits `window_met`). Without a precision target it is; with
+        one, once the 95% interval of the throughput since `start` over the iterations whose end
+        is known (itertime.throughput_ci) is within ±precision_target, or once the last of them
+        ends max_window_seconds or more after `start` (precision_met false unless the interval
+        is within the target then)."""
+        import itertime
+        p = self.job.protocol
+        seconds = rec.last_end - start
+        ci = itertime.throughput_ci(start, rec.history_ends, rec.history_images)
+        ci_rel = None if ci is None else ci[1]
+        if p.precision_target is None:
+            precision_met = None
+        elif ci_rel is not None and ci_rel <= p.precision_target:
+            precision_met = True
+        elif seconds >= p.max_window_seconds:
+            precision_met = False
+        else:
+            return False
+        self.emit("window_met", step=rec.done, seconds=seconds, ci_rel=ci_rel, precision_met=precision_met)
+        if precision_met is not None:
+            log(f"job {self.job.job}: window met after {seconds:.1f} s, throughput ±"
+                + ("?" if ci_rel is None else f"{ci_rel * 100:.2f}%")
+                + (" (within the target)" if precision_met else
+                   f" (the target ±{p.precision_target * 100:g}% not met in {p.max_window_seconds:g} s)"))
+        return True
+
     def emit_iterations(self, chunk):
         """One `iterations` event from an itertime chunk and the iterations' data waits."""
+        self.chunks_emitted = getattr(self, "chunks_emitted", 0) + 1
         n = len(chunk["end_us"])
         lo = chunk["first_step"] - self.waits_first
         waits = self.waits[lo:lo + n]

@@ -190,6 +190,11 @@ class _Order:
                 bad(f"{name} after window_end")
         if name == "iterations":
             self._check_chunk(bad, ev)
+        if name == "window_met":
+            if ev["ci_rel"] is not None and ev["ci_rel"] < 0:
+                bad(f"window_met: ci_rel {ev['ci_rel']} is negative")
+            if ev["precision_met"] is True and ev["ci_rel"] is None:
+                bad("window_met: precision_met true without a ci_rel")
         if name == "error":
             self.error_kinds.add(ev["kind"])
         if name == "end":

@@ -19,7 +19,7 @@ EXAMPLES = [
                 "slow_data_steps": 3, "loss": 6.9}),
     ("iterations", {"first_step": 0, "base_mono": 812.403117, "end_us": [31020, 62011], "images": [128, 128],
                     "data_wait_us": [0, 12]}),
-    ("window_met", {"step": 322, "seconds": 10.01}),
+    ("window_met", {"step": 1290, "seconds": 12.5, "ci_rel": 0.0093, "precision_met": True}),
     ("epoch_end", {"epoch": 0, "images": 49920, "train_seconds": 15.5, "val_seconds": None,
                    "val_top1": None, "val_loss": None}),
     ("epoch_end", {"epoch": 1, "images": 49920, "train_seconds": 15.5, "val_seconds": 1.5,

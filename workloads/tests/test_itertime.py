@@ -1,3 +1,4 @@
+import math
 import struct
 import unittest
 
@@ -219,6 +220,59 @@ class CudaRecorderTest(unittest.TestCase):
             rec.mark(1)
         with self.assertRaises(ValueError):
             self.recorder(lag=-1)
+
+
+class ThroughputCiTest(unittest.TestCase):
+    """throughput_ci on numbers worked out by hand."""
+
+    def test_aligned_batches(self):
+        # 20 iterations of 1 s from t = 100: k = 4 batches of 5 s, each of 5 whole iterations,
+        # at 10, 12, 8 and 10 images/s. Mean 10; s = sqrt(8/3); half-width 3.182 * s / 2.
+        ends = [100.0 + i for i in range(1, 21)]
+        images = [10] * 5 + [12] * 5 + [8] * 5 + [10] * 5
+        mean, ci_rel = itertime.throughput_ci(100.0, ends, images)
+        self.assertAlmostEqual(mean, 10.0, places=12)
+        self.assertAlmostEqual(ci_rel, 3.182 * math.sqrt(8 / 3) / 2 / 10, places=12)
+        self.assertAlmostEqual(ci_rel, 0.259809, places=6)
+
+    def test_straddling_iterations_are_credited_pro_rata(self):
+        # 20 iterations of 10 images from 0: the first ends at 2, then one a second up to 21.
+        # k = 4 batches of 5.25 s: the first credits 10 + 30 + 0.25 * 10 = 42.5 images
+        # (170/21 img/s), the others 52.5 (10 img/s). Mean 200/21, s = 20/21, so
+        # ci_rel = 3.182 * (20/21) / 2 / (200/21) = 3.182 / 20.
+        ends = [2.0] + [float(j + 1) for j in range(2, 21)]
+        mean, ci_rel = itertime.throughput_ci(0.0, ends, [10] * 20)
+        self.assertAlmostEqual(mean, 200 / 21, places=12)
+        self.assertAlmostEqual(ci_rel, 0.1591, places=12)
+
+    def test_batches_between_4_and_10(self):
+        # k = min(10, N // 5): 19 iterations give 3 batches, too few; a steady rate gives 0.
+        self.assertIsNone(itertime.throughput_ci(0.0, [0.5 * i for i in range(1, 20)], [4] * 19))
+        self.assertEqual(itertime.throughput_ci(0.0, [0.5 * i for i in range(1, 21)], [4] * 20), (8.0, 0.0))
+        # 60 iterations: 10 batches (t = 2.262 with 9 degrees of freedom), one of them slow.
+        ends = [float(i) for i in range(1, 61)]
+        images = [6] * 6 + [12] * 54  # the first batch (6 s) at 6 img/s, the nine others at 12
+        mean, ci_rel = itertime.throughput_ci(0.0, ends, images)
+        self.assertAlmostEqual(mean, 11.4, places=12)
+        s = math.sqrt((5.4 ** 2 + 9 * 0.6 ** 2) / 9)
+        self.assertAlmostEqual(ci_rel, 2.262 * s / math.sqrt(10) / 11.4, places=12)
+        # No time or no images: no interval.
+        self.assertIsNone(itertime.throughput_ci(5.0, [5.0] * 20, [4] * 20))
+        self.assertIsNone(itertime.throughput_ci(0.0, ends, [0] * 60))
+
+    def test_recorder_history(self):
+        clock = Clock()
+        rec = itertime.HostRecorder(chunk=4, on_chunk=lambda c: None, history=True, clock=clock,
+                                    wall=clock.wall)
+        start = rec.anchor()
+        images = [10] * 5 + [12] * 5 + [8] * 5 + [10] * 5
+        for i in range(20):
+            clock.now += 1.0
+            rec.mark(images[i])
+        self.assertEqual(len(rec.history_ends), 20)  # emitted chunks and the open one
+        mean, ci_rel = itertime.throughput_ci(start, rec.history_ends, rec.history_images)
+        self.assertAlmostEqual(ci_rel, 0.259809, places=6)
+        self.assertIsNone(itertime.HostRecorder().history_ends)
 
 
 @unittest.skipUnless(have("torch"), "PyTorch is needed")

@@ -29,6 +29,16 @@ class JobFileTest(unittest.TestCase):
         self.assertEqual((j.protocol.kind, j.protocol.warmup_steps, j.protocol.window_seconds), ("quick", 10, 30.0))
         self.assertEqual(j.to_dict(), JOB)
 
+    def test_precision_target_and_max_window(self):
+        obj = job(protocol__precision_target=0.01, protocol__max_window_seconds=120.0)
+        j, _ = self.load(obj)
+        self.assertEqual((j.protocol.precision_target, j.protocol.max_window_seconds), (0.01, 120.0))
+        self.assertEqual(j.to_dict(), obj)
+        # Missing, they are null (as serde reads them).
+        j, _ = self.load(job(protocol__precision_target=DELETE, protocol__max_window_seconds=DELETE))
+        self.assertIsNone(j.protocol.precision_target)
+        self.assertEqual(j.to_dict(), JOB)
+
     def test_paper_protocol_and_optional_fields(self):
         j, _ = self.load(job(protocol={"kind": "paper", "epochs": 5, "sample_every": 50},
                              data__path=DELETE, data__source="synthetic", training__input_size=DELETE))
@@ -51,6 +61,14 @@ class JobFileTest(unittest.TestCase):
                                                             "window_seconds": 1, "sample_every": 1, "epochs": 1}),
             "protocol.window_seconds: must be positive": job(protocol__window_seconds=0),
             "protocol_version: this program speaks version 2": job(protocol_version=1),
+            "protocol.precision_target: needs max_window_seconds too": job(protocol__precision_target=0.01),
+            "protocol.max_window_seconds: needs precision_target too": job(protocol__max_window_seconds=60.0),
+            "protocol.precision_target: must be in (0, 0.5]":
+                job(protocol__precision_target=0.6, protocol__max_window_seconds=60.0),
+            "protocol.max_window_seconds: must be at least window_seconds (30.0)":
+                job(protocol__precision_target=0.01, protocol__max_window_seconds=20.0),
+            "protocol.precision_target: expected a finite number or null":
+                job(protocol__precision_target="1%", protocol__max_window_seconds=60.0),
             "data.path: required for data source generated": job(data__path=None),
             "data.source: expected one of": job(data__source="s3"),
             "data.format: expected one of png, jpeg": job(data__format="gif"),
@@ -110,6 +128,13 @@ class CommandLineTest(unittest.TestCase):
         self.assertAlmostEqual(j.training.lr, 0.025)
         self.assertEqual((j.protocol.kind, j.protocol.epochs, j.protocol.sample_every), ("paper", 5, 50))
         self.assertEqual(j.data.path, "/tmp/cache")
+
+    def test_precision_flags(self):
+        j, _ = jobspec.parse_args(["--protocol", "quick", "--window-seconds", "20", "--precision-target", "0.01",
+                                   "--max-window-seconds", "120"])
+        self.assertEqual((j.protocol.precision_target, j.protocol.max_window_seconds), (0.01, 120.0))
+        with self.assertRaisesRegex(jobspec.JobError, "--precision-target does not apply to the paper protocol"):
+            jobspec.parse_args(["--protocol", "paper", "--precision-target", "0.01"])
 
     def test_flag_for_the_other_protocol(self):
         with self.assertRaisesRegex(jobspec.JobError, "--epochs does not apply to the quick protocol"):

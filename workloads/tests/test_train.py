@@ -114,10 +114,12 @@ class FakeSource:
 class WindowLoopTest(unittest.TestCase):
     """Protocol 2's measured loop (measure_window) on the host clock, training replaced."""
 
-    def run_window(self, no_wait, stdin_text="", window=0.05, min_iterations=10):
+    def run_window(self, no_wait, stdin_text="", window=0.05, min_iterations=10, target=None, max_window=None,
+                   step=None):
         job = jobspec.job_from_dict(jobspec.default_job(batch_size=4), "test")
         job = dataclasses.replace(job, protocol=dataclasses.replace(
-            job.protocol, window_seconds=window, min_iterations=min_iterations))
+            job.protocol, window_seconds=window, min_iterations=min_iterations, precision_target=target,
+            max_window_seconds=max_window))
         stream = io.StringIO()
         writer = events.EventWriter(stream, job=0)
         writer.emit("hello", pid=1, protocol_version=2, simulated=False)
@@ -127,7 +129,7 @@ class WindowLoopTest(unittest.TestCase):
         trainer = train.Trainer(job, opts, writer, time.monotonic())
         trainer.torch, trainer.device, trainer.cuda = None, "cpu", False
         trainer.stream = train.Stream(FakeSource())
-        trainer.train_step = lambda x, y: (time.sleep(0.002), FakeLoss())[1]
+        trainer.train_step = step or (lambda x, y: (time.sleep(0.002), FakeLoss())[1])
         with mock.patch("sys.stdin", io.StringIO(stdin_text)), mock.patch("sys.stderr", io.StringIO()):
             trainer.measure_window()
         writer.emit("end", reason="window_done", exit_code=0)
@@ -157,6 +159,44 @@ class WindowLoopTest(unittest.TestCase):
         start = next(e for e in log if e["event"] == "window_start")
         self.assertAlmostEqual(end["seconds"], ends[-1] - chunks[0]["base_mono"], places=5)
         self.assertLessEqual(chunks[0]["base_mono"], start["mono"])
+
+    def test_without_a_target_the_interval_is_reported(self):
+        log = self.run_window(no_wait=True, min_iterations=30)
+        met = next(e for e in log if e["event"] == "window_met")
+        self.assertIsNone(met["precision_met"])
+        self.assertIsInstance(met["ci_rel"], float)  # 30 iterations or more: 6 batches
+        chunks = [e for e in log if e["event"] == "iterations"]
+        steps, ends, images = itertime.decode(chunks)
+        start = chunks[0]["base_mono"]
+        n = met["step"]
+        _, ci_rel = itertime.throughput_ci(start, ends[:n], images[:n])
+        self.assertAlmostEqual(met["ci_rel"], ci_rel, delta=1e-4)  # chunks keep whole µs
+
+    def test_a_precision_target_met_ends_the_window_early(self):
+        # Steady iterations: the interval is narrow as soon as there is one (20 iterations).
+        log = self.run_window(no_wait=True, window=0.02, min_iterations=5, target=0.25, max_window=30.0)
+        met = next(e for e in log if e["event"] == "window_met")
+        self.assertIs(met["precision_met"], True)
+        self.assertLessEqual(met["ci_rel"], 0.25)
+        self.assertGreaterEqual(met["step"], 20)
+        self.assertLess(met["seconds"], 30.0)
+
+    def test_the_maximum_window_ends_a_noisy_one(self):
+        # The job slows down fourfold after 30 iterations: ±0.1% is out of reach in 0.3 s.
+        count = [0]
+
+        def noisy(x, y):
+            count[0] += 1
+            time.sleep(0.002 if count[0] <= 30 else 0.008)
+            return FakeLoss()
+
+        log = self.run_window(no_wait=True, window=0.05, min_iterations=5, target=0.001, max_window=0.3,
+                              step=noisy)
+        met = next(e for e in log if e["event"] == "window_met")
+        self.assertIs(met["precision_met"], False)
+        self.assertGreater(met["ci_rel"], 0.001)
+        self.assertGreaterEqual(met["seconds"], 0.3)
+        self.assertLess(met["seconds"], 0.3 + 0.1)  # checked at every iteration past the maximum
 
     def test_stop_line_before_the_window_is_met(self):
         log = self.run_window(no_wait=False, stdin_text="stop\n", window=30.0)

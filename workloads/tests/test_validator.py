@@ -46,7 +46,7 @@ def good_v2_log():
         ev("window_start", 4.001, step=0),
         ev("iterations", 5.1, first_step=0, base_mono=base, end_us=[400000, 800000], images=[8, 8],
            data_wait_us=[10, 0]),
-        ev("window_met", 5.2, step=2, seconds=0.8),
+        ev("window_met", 5.2, step=2, seconds=0.8, ci_rel=None, precision_met=None),
         ev("iterations", 5.3, first_step=2, base_mono=base + 0.8, end_us=[400000], images=[8], data_wait_us=[3]),
         ev("window_end", 5.3, step=3, images=24, seconds=1.2),
         ev("end", 5.4, reason="window_done", exit_code=0),
@@ -103,6 +103,21 @@ class ValidatorTest(unittest.TestCase):
         late = good_v2_log()
         late.insert(9, late[6])
         self.assertRejects(late, "window_met after window_end")
+
+    def test_window_met_precision(self):
+        for ci_rel, precision_met in ((0.008, True), (0.031, False), (None, False), (0.2, None)):
+            log = good_v2_log()
+            log[6] = dict(log[6], ci_rel=ci_rel, precision_met=precision_met)
+            self.assertEqual(self.check(log), [], (ci_rel, precision_met))
+        log = good_v2_log()
+        log[6] = dict(log[6], ci_rel=None, precision_met=True)
+        self.assertRejects(log, "precision_met true without a ci_rel")
+        log[6] = dict(log[6], ci_rel=-0.1, precision_met=None)
+        self.assertRejects(log, "ci_rel -0.1 is negative")
+        log[6] = {k: v for k, v in log[6].items() if k != "precision_met"}
+        self.assertRejects(log, "missing field 'precision_met'")
+        log[6] = dict(log[6], precision_met="yes")
+        self.assertRejects(log, "$.precision_met: expected boolean or null")
 
     def test_schema_errors(self):
         log = good_log()

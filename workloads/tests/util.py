@@ -19,7 +19,7 @@ JOB = {
                  "input_size": None, "num_classes": 1000, "color_jitter": 0.4,
                  "validate_every_epoch": True, "seed": 42},
     "protocol": {"kind": "quick", "warmup_steps": 10, "window_seconds": 30.0, "sample_every": 50,
-                 "min_iterations": 20},
+                 "min_iterations": 20, "precision_target": None, "max_window_seconds": None},
     "events_path": "runs/x/job-1.events.jsonl",
 }
 

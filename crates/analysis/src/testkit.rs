@@ -236,7 +236,8 @@ fn iteration_events(
         ends.push(end);
         if !met && end - t0 >= opts.window_seconds as f64 - 0.5 {
             met = true;
-            events.push(ev(end, EventBody::WindowMet { step, seconds: end - base0 }));
+            events
+                .push(ev(end, EventBody::WindowMet { step, seconds: end - base0, ci_rel: None, precision_met: None }));
         }
         if end >= stop {
             break;

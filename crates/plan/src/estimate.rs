@@ -12,7 +12,8 @@ const SETUP_SECONDS: f64 = 10.0;
 const SETUP_PER_EXTRA_JOB: f64 = 1.5;
 const TEARDOWN_SECONDS: f64 = 5.0;
 
-/// Seconds of GPU time one repetition of the workload takes.
+/// Seconds of GPU time one repetition of the workload takes (under a precision target, its
+/// upper bound: the window counted at `max_window_seconds`).
 pub fn workload_seconds(w: &PlannedWorkload, gpu: &GpuTarget, p: &Protocol) -> f64 {
     let setup = SETUP_SECONDS + SETUP_PER_EXTRA_JOB * (w.jobs.len() as f64 - 1.0);
     let model = perf::model_workload(gpu, w);
@@ -21,8 +22,10 @@ pub fn workload_seconds(w: &PlannedWorkload, gpu: &GpuTarget, p: &Protocol) -> f
             let rate = model.jobs[i].images_per_second.max(1.0);
             let j = &w.jobs[i];
             match p.kind {
-                ProtocolKind::Window { warmup_steps, window_seconds, .. } => {
-                    warmup_steps as f64 * j.batch_size as f64 / rate + window_seconds
+                // With a precision target the window ends between `window_seconds` and
+                // `max_window_seconds`: the estimate takes the upper bound.
+                ProtocolKind::Window { warmup_steps, window_seconds, max_window_seconds, .. } => {
+                    warmup_steps as f64 * j.batch_size as f64 / rate + max_window_seconds.unwrap_or(window_seconds)
                 }
                 ProtocolKind::Epochs { epochs } => {
                     let train = (j.data.train_count as f64 * j.data.fraction) / rate;

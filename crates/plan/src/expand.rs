@@ -395,9 +395,20 @@ fn finish(
 ) -> Plan {
     let kind = match protocol.kind {
         SpecProtocolKind::Epochs { epochs } => ProtocolKind::Paper { epochs, sample_every: protocol.sample_every },
-        SpecProtocolKind::Window { warmup_steps, window_seconds, min_iterations } => {
-            ProtocolKind::Quick { warmup_steps, window_seconds, sample_every: protocol.sample_every, min_iterations }
-        }
+        SpecProtocolKind::Window {
+            warmup_steps,
+            window_seconds,
+            min_iterations,
+            precision_target,
+            max_window_seconds,
+        } => ProtocolKind::Quick {
+            warmup_steps,
+            window_seconds,
+            sample_every: protocol.sample_every,
+            min_iterations,
+            precision_target,
+            max_window_seconds,
+        },
     };
     let longest = workloads.iter().map(|w| w.estimated_seconds).fold(0.0, f64::max);
     let totals = Totals {

@@ -207,6 +207,14 @@ pub enum ProtocolKind {
         /// before protocol version 2).
         #[serde(default)]
         min_iterations: u32,
+        /// Noise-adaptive stopping, both or neither (absent from the JSON when not declared):
+        /// a job meets the window only once the 95% interval of its throughput since release
+        /// is within ±`precision_target` (relative half-width), or once `max_window_seconds`
+        /// have passed. The estimates count `max_window_seconds` as the window, its upper bound.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        precision_target: Option<f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_window_seconds: Option<f64>,
     },
 }
 

@@ -291,9 +291,20 @@ impl JobSet {
                             changes.push((i, Phase::Training, format!("{rate:.0} img/s"), false));
                         }
                     }
-                    EventBody::WindowMet { step, seconds } => {
+                    EventBody::WindowMet { step, seconds, ci_rel, precision_met } => {
                         j.window_met = true;
-                        changes.push((i, Phase::Training, format!("window met ({step} it, {seconds:.1} s)"), false));
+                        let ci = ci_rel.map_or(String::new(), |c| format!(", ±{:.2}%", c * 100.0));
+                        let target = match precision_met {
+                            Some(true) => ", target met",
+                            Some(false) => ", target not met",
+                            None => "",
+                        };
+                        changes.push((
+                            i,
+                            Phase::Training,
+                            format!("window met ({step} it, {seconds:.1} s{ci}{target})"),
+                            false,
+                        ));
                     }
                     EventBody::Error { kind, message } => {
                         changes.push((i, j.phase, format!("{kind:?} error: {}", short(&message, 200)), true));

@@ -84,9 +84,21 @@ fn job_file(plan: &Plan, w: &PlannedWorkload, run_id: &str, i: usize, events: &P
         training: j.training.clone(),
         protocol: match plan.protocol.kind {
             ProtocolKind::Paper { epochs, sample_every } => JobProtocol::Paper { epochs, sample_every },
-            ProtocolKind::Quick { warmup_steps, window_seconds, sample_every, min_iterations } => {
-                JobProtocol::Quick { warmup_steps, window_seconds, sample_every, min_iterations }
-            }
+            ProtocolKind::Quick {
+                warmup_steps,
+                window_seconds,
+                sample_every,
+                min_iterations,
+                precision_target,
+                max_window_seconds,
+            } => JobProtocol::Quick {
+                warmup_steps,
+                window_seconds,
+                sample_every,
+                min_iterations,
+                precision_target,
+                max_window_seconds,
+            },
         },
         events_path: events.to_string_lossy().into_owned(),
     }

@@ -71,8 +71,10 @@ fn the_common_window_ends_for_every_job_at_once_after_all_met_it() {
         let ev = events(&run, j);
         let met = ev.iter().find(|e| e.body.kind() == "window_met").expect("window_met");
         assert!(met.mono <= stop, "job {j} met the window at {} after the stop {stop}", met.mono);
-        let EventBody::WindowMet { step, seconds } = met.body else { unreachable!() };
+        let EventBody::WindowMet { step, seconds, ci_rel, precision_met } = met.body else { unreachable!() };
         assert!(step >= 20 && seconds >= 20.0, "job {j}: {step} iterations, {seconds} s");
+        // No precision target: the interval is reported, nothing is judged by it.
+        assert!(ci_rel.is_some_and(|c| c >= 0.0) && precision_met.is_none(), "job {j}: {ci_rel:?} {precision_met:?}");
         met_at.push(met.mono);
         let mut next_step = 0;
         let mut ends = Vec::new();
@@ -95,6 +97,95 @@ fn the_common_window_ends_for_every_job_at_once_after_all_met_it() {
     }
     // The slow job met the window last, and the stop came after it.
     assert!(met_at[1] >= met_at[0] && met_at[1] >= met_at[2], "{met_at:?}");
+    if let Some((ok, text)) = validate_events(&logs_in(&run), false) {
+        assert!(ok, "{text}");
+    }
+}
+
+/// A job's `window_met`: (event time, steps, seconds, ci_rel, precision_met), and the interval
+/// recomputed from the job's `iterations` up to those steps.
+type Met = (f64, u64, f64, Option<f64>, Option<bool>, Option<f64>);
+
+/// The [`Met`] of each job of a run.
+fn precision_of(run: &std::path::Path, jobs: usize) -> Vec<Met> {
+    (0..jobs)
+        .map(|j| {
+            let ev = events(run, j);
+            let met = ev.iter().find(|e| e.body.kind() == "window_met").expect("window_met");
+            let EventBody::WindowMet { step, seconds, ci_rel, precision_met } = met.body else { unreachable!() };
+            let (mut start, mut ends, mut images) = (None, Vec::new(), Vec::new());
+            for e in &ev {
+                if let EventBody::Iterations { base_mono, end_us, images: n, .. } = &e.body {
+                    start.get_or_insert(*base_mono);
+                    ends.extend(end_us.iter().map(|u| base_mono + *u as f64 * 1e-6));
+                    images.extend(n);
+                }
+            }
+            let n = step as usize;
+            let again = colloc_trace::precision::throughput_ci(start.unwrap(), &ends[..n], &images[..n]);
+            (met.mono, step, seconds, ci_rel, precision_met, again.map(|c| c.ci_rel))
+        })
+        .collect()
+}
+
+/// Noise-adaptive stopping: with a target every job reaches in the window, each job meets it
+/// with its interval within the target, and the run is fine.
+#[test]
+fn a_precision_target_that_every_job_meets_ends_the_window() {
+    let d = tempfile::tempdir().unwrap();
+    let p =
+        precise_plan(vec![workload("e33-r26-x2-mps", Mode::Mps, vec![job("resnet26"), job("resnet50")])], 0.02, 60.0);
+    let s = run_campaign(&p, &sim_options(d.path())).unwrap();
+    assert_eq!(s.count(RunStatus::Ok), 1, "{}", s.render());
+    let m = meta(d.path(), "e33-r26-x2-mps.r1");
+    let stop = m.window_end_mono.expect("window end recorded");
+    let run = d.path().join("runs/e33-r26-x2-mps.r1");
+    let job_file: colloc_trace::jobfile::JobFile =
+        serde_json::from_str(&std::fs::read_to_string(run.join("job-0.json")).unwrap()).unwrap();
+    assert!(matches!(
+        job_file.protocol,
+        colloc_trace::jobfile::JobProtocol::Quick { precision_target: Some(t), max_window_seconds: Some(m), .. }
+            if t == 0.02 && m == 60.0
+    ));
+    for (j, (mono, step, seconds, ci_rel, precision_met, again)) in precision_of(&run, 2).into_iter().enumerate() {
+        assert_eq!(precision_met, Some(true), "job {j}");
+        let c = ci_rel.expect("an interval");
+        assert!(c <= 0.02, "job {j}: ±{c}");
+        // The interval is the one of the job's own iteration records (to their whole µs: at
+        // the time scale of 0.01 an iteration lasts a few hundred µs).
+        assert!((c - again.unwrap()).abs() < 0.02 * c, "job {j}: {c} vs {again:?}");
+        assert!(step >= 20 && (20.0..60.0).contains(&seconds), "job {j}: {step} it, {seconds} s");
+        assert!(mono <= stop);
+    }
+    if let Some((ok, text)) = validate_events(&logs_in(&run), false) {
+        assert!(ok, "{text}");
+    }
+}
+
+/// A target out of reach: every job meets the window at the maximum, saying it missed the
+/// target; the runner stops them then, and the run is still fine.
+#[test]
+fn an_unreachable_precision_target_ends_the_window_at_its_maximum() {
+    let d = tempfile::tempdir().unwrap();
+    let p = precise_plan(
+        vec![workload("e33-r26-x2-naive", Mode::Naive, vec![job("resnet26"), job("resnet26")])],
+        1e-5,
+        30.0,
+    );
+    let s = run_campaign(&p, &sim_options(d.path())).unwrap();
+    assert_eq!(s.count(RunStatus::Ok), 1, "{}", s.render());
+    let run = d.path().join("runs/e33-r26-x2-naive.r1");
+    let m = meta(d.path(), "e33-r26-x2-naive.r1");
+    let (release, stop) = (m.release_mono.unwrap(), m.window_end_mono.expect("window end recorded"));
+    for (j, (_, _, seconds, ci_rel, precision_met, again)) in precision_of(&run, 2).into_iter().enumerate() {
+        assert_eq!(precision_met, Some(false), "job {j}");
+        assert!(ci_rel.is_some_and(|c| c > 1e-5), "job {j}: {ci_rel:?}");
+        assert!(again.is_some(), "job {j}");
+        // Met at the first iteration past the maximum (30 simulated s; iterations last ~40 ms).
+        assert!((30.0..31.0).contains(&seconds), "job {j}: {seconds} s");
+    }
+    // The common window lasted the maximum: 30 simulated seconds at the time scale of 0.01.
+    assert!(stop - release >= 0.3, "{}", stop - release);
     if let Some((ok, text)) = validate_events(&logs_in(&run), false) {
         assert!(ok, "{text}");
     }

@@ -11,6 +11,82 @@ use crate::names::{escapes, valid_name};
 use crate::resolved::*;
 use crate::written::*;
 
+/// The noise-adaptive stopping of a window protocol: `precision_target` and
+/// `max_window_seconds`, both or neither, each in its range; the protocol's own
+/// `timeout_seconds` must exceed the maximum window.
+fn precision_stop(
+    f: &Path,
+    t: &str,
+    p: &ProtocolDecl,
+    window_seconds: f64,
+    diags: &mut Vec<Diagnostic>,
+) -> (Option<f64>, Option<f64>) {
+    let (target, most) = match (&p.precision_target, &p.max_window_seconds) {
+        (None, None) => return (None, None),
+        (Some(v), None) => {
+            diags.push(Diagnostic::spanned(
+                f,
+                t,
+                v,
+                "`precision_target` needs `max_window_seconds` too: they come together (both or neither)",
+            ));
+            return (None, None);
+        }
+        (None, Some(v)) => {
+            diags.push(Diagnostic::spanned(
+                f,
+                t,
+                v,
+                "`max_window_seconds` needs `precision_target` too: they come together (both or neither)",
+            ));
+            return (None, None);
+        }
+        (Some(a), Some(b)) => (a, b),
+    };
+    let mut ok = true;
+    if !(target.value > 0.0 && target.value <= 0.5) {
+        diags.push(Diagnostic::spanned(
+            f,
+            t,
+            target,
+            format!(
+                "`precision_target` (the relative half-width of the 95% interval) must be in (0, 0.5], not {}",
+                target.value
+            ),
+        ));
+        ok = false;
+    }
+    if !(most.value >= window_seconds && most.value <= 86_400.0) {
+        diags.push(Diagnostic::spanned(
+            f,
+            t,
+            most,
+            format!(
+                "`max_window_seconds` must be at least `window_seconds` ({window_seconds}) and at most 86400, not {}",
+                most.value
+            ),
+        ));
+        ok = false;
+    }
+    if let Some(timeout) = p.timeout_seconds.filter(|&s| s <= most.value) {
+        diags.push(Diagnostic::spanned(
+            f,
+            t,
+            most,
+            format!(
+                "`timeout_seconds` ({timeout}) leaves no room for `max_window_seconds` ({}): a run could be killed before its window ends",
+                most.value
+            ),
+        ));
+        ok = false;
+    }
+    if ok {
+        (Some(target.value), Some(most.value))
+    } else {
+        (None, None)
+    }
+}
+
 /// Merges and checks spec files given as (shown path, text).
 pub fn resolve_spec(files: Vec<(PathBuf, String)>) -> Result<Spec, Diagnostics> {
     let mut diags = Vec::new();
@@ -106,11 +182,16 @@ pub fn resolve_spec(files: Vec<(PathBuf, String)>) -> Result<Spec, Diagnostics> 
                     ));
                     None
                 }
-                (None, Some(w)) if w.value > 0.0 && w.value <= 86_400.0 => Some(ProtocolKind::Window {
-                    warmup_steps: p.warmup_steps.unwrap_or(20),
-                    window_seconds: w.value,
-                    min_iterations: p.min_iterations.unwrap_or(0),
-                }),
+                (None, Some(w)) if w.value > 0.0 && w.value <= 86_400.0 => {
+                    let (precision_target, max_window_seconds) = precision_stop(f, t, p, w.value, &mut diags);
+                    Some(ProtocolKind::Window {
+                        warmup_steps: p.warmup_steps.unwrap_or(20),
+                        window_seconds: w.value,
+                        min_iterations: p.min_iterations.unwrap_or(0),
+                        precision_target,
+                        max_window_seconds,
+                    })
+                }
                 (None, Some(w)) => {
                     diags.push(Diagnostic::spanned(
                         f,
@@ -125,6 +206,20 @@ pub fn resolve_spec(files: Vec<(PathBuf, String)>) -> Result<Spec, Diagnostics> 
                     None
                 }
             };
+            if p.epochs.is_some() && p.window_seconds.is_none() {
+                for (key, v) in
+                    [("precision_target", &p.precision_target), ("max_window_seconds", &p.max_window_seconds)]
+                {
+                    if let Some(v) = v {
+                        diags.push(Diagnostic::spanned(
+                            f,
+                            t,
+                            v,
+                            format!("`{key}` applies to a `window_seconds` protocol, not to one of `epochs`"),
+                        ));
+                    }
+                }
+            }
             let fraction = p.data_fraction.unwrap_or(1.0);
             if !(fraction > 0.0 && fraction <= 1.0) {
                 diags.push(d(&p.name, format!("`data_fraction` must be in (0, 1], not {fraction}")));

@@ -52,8 +52,19 @@ pub struct Dataset {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum ProtocolKind {
-    Epochs { epochs: u32 },
-    Window { warmup_steps: u32, window_seconds: f64, min_iterations: u32 },
+    Epochs {
+        epochs: u32,
+    },
+    Window {
+        warmup_steps: u32,
+        window_seconds: f64,
+        min_iterations: u32,
+        /// Noise-adaptive stopping, both or neither: the relative half-width of the 95%
+        /// interval of each job's throughput that meets the window, and the window's most
+        /// seconds.
+        precision_target: Option<f64>,
+        max_window_seconds: Option<f64>,
+    },
 }
 
 #[derive(Debug, Clone)]

@@ -143,6 +143,19 @@ pub struct ProtocolDecl {
     /// `window_seconds`) before the runner ends it (0: the seconds alone).
     #[serde(default)]
     pub min_iterations: Option<u32>,
+    /// `quick`-style, with `max_window_seconds`: noise-adaptive stopping. A job meets the
+    /// window only once, in addition, the 95% confidence interval of its throughput since the
+    /// release is within ± this fraction of it (relative half-width, in (0, 0.5]; 0.01: ±1%),
+    /// or once `max_window_seconds` have passed. Both or neither.
+    #[serde(default)]
+    #[schemars(with = "Option<f64>")]
+    pub precision_target: Option<Spanned<f64>>,
+    /// `quick`-style, with `precision_target`: seconds after the release at which a job meets
+    /// the window even if its interval is not yet within the target (at least
+    /// `window_seconds`); the estimate counts it as the window's length.
+    #[serde(default)]
+    #[schemars(with = "Option<f64>")]
+    pub max_window_seconds: Option<Spanned<f64>>,
     /// Fraction of each dataset used by `generated` data (1.0: the full count).
     #[serde(default)]
     pub data_fraction: Option<f64>,

@@ -72,12 +72,20 @@ pub enum EventBody {
         data_wait_us: Vec<u64>,
     },
     /// Version 2, `quick`: the job has trained `window_seconds` and `min_iterations` since
-    /// release (once); it trains on until the runner's `stop` line.
+    /// release and, with a precision target, the 95% interval of its throughput is within it
+    /// or `max_window_seconds` have passed (once); it trains on until the runner's `stop` line.
     WindowMet {
         /// Iterations finished since release.
         step: u64,
         /// Seconds from release to the end of the last finished iteration.
         seconds: f64,
+        /// Relative half-width of the 95% interval of the throughput since release when the
+        /// window was met ([`crate::precision::throughput_ci`]); `None` with fewer than 20
+        /// iterations.
+        ci_rel: Option<f64>,
+        /// Whether `ci_rel` was within the protocol's `precision_target` (`false`: the
+        /// maximum window passed first); `None` when no target was declared.
+        precision_met: Option<bool>,
     },
     /// End of an epoch (the `paper` protocol, or a version-1 `quick` window that spans one).
     EpochEnd {

@@ -107,5 +107,11 @@ pub enum JobProtocol {
         sample_every: u32,
         #[serde(default)]
         min_iterations: u32,
+        /// Noise-adaptive stopping (both or neither): the window is met only once, in
+        /// addition, the 95% interval of the job's throughput since release is within
+        /// ±`precision_target` (relative half-width, in (0, 0.5]; [`crate::precision`]), or
+        /// once `max_window_seconds` (at least `window_seconds`) have passed.
+        precision_target: Option<f64>,
+        max_window_seconds: Option<f64>,
     },
 }

@@ -3,6 +3,8 @@
 //! * [`jobfile`]: what the runner hands a training job (`job-N.json`).
 //! * [`events`]: the JSON lines a job writes (`job-N.events.jsonl`), the protocol of
 //!   `workloads/PROTOCOL.md`, whose schema is `workloads/protocol.schema.json`.
+//! * [`precision`]: the 95% interval of a job's throughput (batch means) that ends a
+//!   window with a precision target.
 //! * [`meta`]: a run's `meta.json`: status, mode applied and provenance.
 //! * [`telemetry`]: the columns of `telemetry.csv.gz` and `processes.csv.gz`.
 //! * [`layout`]: file names inside a campaign and a run directory.
@@ -17,6 +19,7 @@ pub mod layout;
 pub mod manifest;
 pub mod meta;
 mod mode;
+pub mod precision;
 pub mod telemetry;
 
 pub use mode::{Mode, UnknownMode};

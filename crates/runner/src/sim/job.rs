@@ -7,8 +7,10 @@
 //! time stamps (`mono`, `wall`) stay on the real clock shared with the telemetry. Under the
 //! `quick` protocol (version 2) it trains iteration by iteration with jittered durations and
 //! reports each iteration's end in `iterations` chunks on the real clock (where the schedule
-//! puts it: the window start plus the simulated time × `time_scale`), sends `window_met`, and
-//! trains on until the runner's `stop` line, then one more iteration.
+//! puts it: the window start plus the simulated time × `time_scale`), sends `window_met` (with
+//! a precision target, once the 95% interval of its throughput over those ends is within it
+//! or the maximum window has passed, evaluated as `train.py` does), and trains on until the
+//! runner's `stop` line, then one more iteration.
 //!
 //! Faults, chosen with environment variables whose value selects jobs: a comma-separated
 //! list of `INDEX`, `*` (every job) or `PATTERN:INDEX` / `PATTERN:*` (jobs of runs whose id
@@ -296,9 +298,21 @@ impl Sim<'_> {
         self.warm_up(w, setup, rate);
         self.wait_for_release(w)?;
         let (step, images, total_seconds) = match job.protocol {
-            JobProtocol::Quick { window_seconds, min_iterations, sample_every, .. } => {
-                self.train_window(w, rate, window_seconds, min_iterations.max(1) as u64, sample_every.max(1) as u64)?
-            }
+            JobProtocol::Quick {
+                window_seconds,
+                min_iterations,
+                sample_every,
+                precision_target,
+                max_window_seconds,
+                ..
+            } => self.train_window(
+                w,
+                rate,
+                window_seconds,
+                min_iterations.max(1) as u64,
+                sample_every.max(1) as u64,
+                precision_target.zip(max_window_seconds),
+            )?,
             JobProtocol::Paper { .. } => self.train(w, rate)?,
         };
         w.emit(EventBody::WindowEnd { step, images, seconds: total_seconds });
@@ -381,8 +395,9 @@ impl Sim<'_> {
     }
 
     /// Protocol 2, quick: trains iteration by iteration until the stop line (read by a thread)
-    /// and then one more iteration whose end lies after the line was read. Returns (steps,
-    /// images, simulated seconds).
+    /// and then one more iteration whose end lies after the line was read. `precision`: the
+    /// protocol's (precision_target, max_window_seconds). Returns (steps, images, simulated
+    /// seconds).
     fn train_window(
         &mut self,
         w: &mut Writer,
@@ -390,6 +405,7 @@ impl Sim<'_> {
         window: f64,
         min_iterations: u64,
         fault_after: u64,
+        precision: Option<(f64, f64)>,
     ) -> Result<(u64, u64, f64), i32> {
         let (job, p) = (self.job, self.p);
         let batch = job.batch_size.max(1) as u64;
@@ -406,7 +422,9 @@ impl Sim<'_> {
         let start = colloc_trace::monotonic_seconds();
         let mut chunk = Chunk { batch, first_step: 0, base: start, ends: Vec::new(), waits: Vec::new() };
         let (mut step, mut sim, mut last_chunk_sim, mut end) = (0u64, 0.0f64, 0.0f64, start);
-        let (mut met, mut stopping) = (false, false);
+        let (mut met, mut stopping, mut trained) = (false, false, false);
+        // Every finished iteration's end and images, for the throughput's interval.
+        let (mut ends, mut images) = (Vec::new(), Vec::new());
         loop {
             let secs = step_time * self.rng.jitter(0.05);
             let wait = (secs * p.data_wait_fraction * self.rng.jitter(0.1)).min(secs);
@@ -423,6 +441,8 @@ impl Sim<'_> {
             step += 1;
             chunk.ends.push(end);
             chunk.waits.push(wait * self.scale);
+            ends.push(end);
+            images.push(batch);
             if stopping {
                 break;
             }
@@ -434,15 +454,26 @@ impl Sim<'_> {
                     return Err(code);
                 }
             }
-            if !met && step >= min_iterations && sim >= window {
-                met = true;
-                w.emit(EventBody::WindowMet { step, seconds: sim });
-            }
+            let mut emitted = false;
             if sim - last_chunk_sim >= 1.0 {
                 if let Some(c) = chunk.take() {
                     w.emit(c);
+                    emitted = true;
                 }
                 last_chunk_sim = sim;
+            }
+            if !met {
+                // As train.py: evaluated when window_seconds and min_iterations are first
+                // reached, then at each chunk, and at every iteration past the maximum window.
+                let first = !trained && step >= min_iterations && sim >= window;
+                trained |= first;
+                let past_max = precision.is_some_and(|(_, most)| sim >= most);
+                if trained && (first || emitted || past_max) {
+                    if let Some(body) = window_met(step, sim, start, &ends, &images, precision) {
+                        met = true;
+                        w.emit(body);
+                    }
+                }
             }
             stopping = stop.load(Ordering::SeqCst);
         }
@@ -573,6 +604,28 @@ impl Chunk {
         self.waits.clear();
         Some(body)
     }
+}
+
+/// The `window_met` event if the window is met now, `window_seconds` and `min_iterations`
+/// trained: without a target at once; with one (`precision`: target, maximum window), once the
+/// interval of the throughput over the iterations' (real-clock) ends since `start` is within
+/// the target, or once `seconds` (simulated) reach the maximum.
+fn window_met(
+    step: u64,
+    seconds: f64,
+    start: f64,
+    ends: &[f64],
+    images: &[u64],
+    precision: Option<(f64, f64)>,
+) -> Option<EventBody> {
+    let ci_rel = colloc_trace::precision::throughput_ci(start, ends, images).map(|c| c.ci_rel);
+    let precision_met = match precision {
+        None => None,
+        Some((target, _)) if ci_rel.is_some_and(|c| c <= target) => Some(true),
+        Some((_, most)) if seconds >= most => Some(false),
+        Some(_) => return None,
+    };
+    Some(EventBody::WindowMet { step, seconds, ci_rel, precision_met })
 }
 
 fn first_sample_faults(f: &Faults, job: &JobFile, w: &mut Writer, p: &FakeParams) -> Option<i32> {

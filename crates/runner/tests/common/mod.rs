@@ -100,7 +100,14 @@ pub fn plan(workloads: Vec<PlannedWorkload>) -> Plan {
         gpu: h200_plan().gpu.clone(),
         protocol: ProtocolPlan {
             name: "quick".into(),
-            kind: ProtocolKind::Quick { warmup_steps: 10, window_seconds: 20.0, sample_every: 10, min_iterations: 20 },
+            kind: ProtocolKind::Quick {
+                warmup_steps: 10,
+                window_seconds: 20.0,
+                sample_every: 10,
+                min_iterations: 20,
+                precision_target: None,
+                max_window_seconds: None,
+            },
             timeout_seconds: 600.0,
         },
         totals: Totals {
@@ -113,6 +120,17 @@ pub fn plan(workloads: Vec<PlannedWorkload>) -> Plan {
         workloads,
         spec_hash: "0".repeat(64),
     }
+}
+
+/// [`plan`] under a quick protocol with noise-adaptive stopping: `precision_target` and
+/// `max_window_seconds`.
+pub fn precise_plan(workloads: Vec<PlannedWorkload>, target: f64, max_window: f64) -> Plan {
+    let mut p = plan(workloads);
+    if let ProtocolKind::Quick { precision_target, max_window_seconds, .. } = &mut p.protocol.kind {
+        (*precision_target, *max_window_seconds) = (Some(target), Some(max_window));
+    }
+    p.protocol.name = "precise".into();
+    p
 }
 
 /// Options for a simulated campaign in `out` (quiet, fast).
