@@ -4,6 +4,8 @@
 mod bench;
 mod package;
 mod plan;
+#[cfg(test)]
+mod readme_numbers;
 mod reproduce;
 mod run;
 mod validate;

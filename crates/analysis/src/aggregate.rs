@@ -11,8 +11,8 @@ use colloc_trace::meta::RunStatus;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::{
-    Baseline, BaselineStats, InterferenceCell, JobRun, JobStats, Measures, Metric, ModeComparison, PlannedJobInfo,
-    RunResult, Source, Stats, WorkloadForm, WorkloadResult, WorkloadStats,
+    Baseline, BaselineHost, BaselineStats, HostBaseline, InterferenceCell, JobRun, JobStats, Measures, Metric,
+    ModeComparison, PlannedJobInfo, RunResult, Source, Stats, WorkloadForm, WorkloadResult, WorkloadStats,
 };
 use crate::stats::{get, stats_by, FrameBuilder};
 
@@ -74,7 +74,8 @@ fn counted(r: &RunResult) -> bool {
     r.status == RunStatus::Ok && !r.superseded
 }
 
-/// Each model alone on the whole GPU: `exclusive` runs, else one job in `naive` mode.
+/// Each model alone on the whole GPU: `exclusive` runs, else one job in `naive` mode; over
+/// every host, and per host (the same mode) with the spread between the hosts' medians.
 pub(crate) fn baselines(runs: &[RunResult], workloads: &BTreeMap<String, PlannedWorkload>) -> Result<Vec<Baseline>> {
     let mut groups = Groups::new();
     let mut ids: BTreeMap<(BaselineKey, Mode), BTreeSet<String>> = BTreeMap::new();
@@ -93,6 +94,9 @@ pub(crate) fn baselines(runs: &[RunResult], workloads: &BTreeMap<String, Planned
     for key in keys {
         for mode in [Mode::Exclusive, Mode::Naive] {
             let Some(stats) = g.get(&key_vec(&key, mode)).filter(|s| s.throughput.is_some()) else { continue };
+            let hosts = per_host(&groups[&key_vec(&key, mode)]);
+            let medians: Vec<f64> = hosts.iter().map(|h| h.throughput.median).collect();
+            let (lo, hi) = medians.iter().fold((f64::INFINITY, 0.0_f64), |(lo, hi), m| (lo.min(*m), hi.max(*m)));
             out.push(Baseline {
                 model: key.0.clone(),
                 dataset: key.1.clone(),
@@ -101,6 +105,9 @@ pub(crate) fn baselines(runs: &[RunResult], workloads: &BTreeMap<String, Planned
                 mode,
                 workload_ids: ids.get(&(key.clone(), mode)).map(|s| s.iter().cloned().collect()).unwrap_or_default(),
                 stats: *stats,
+                host_count: hosts.len() as u32,
+                host_spread: (hosts.len() >= 2 && lo > 0.0).then(|| hi / lo),
+                hosts,
             });
             break;
         }
@@ -108,28 +115,66 @@ pub(crate) fn baselines(runs: &[RunResult], workloads: &BTreeMap<String, Planned
     Ok(out)
 }
 
-/// Fills per-job slowdowns and the runs' aggregate ratios from the baselines.
+/// A baseline's rows per host, sorted by host id: the throughputs and CPU scores of each.
+fn per_host(rows: &[Row]) -> Vec<HostBaseline> {
+    let mut by_host: BTreeMap<Option<&str>, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    for (run, jobs) in rows {
+        let e = by_host.entry(run.host_id.as_deref()).or_default();
+        e.0.extend(jobs.iter().filter_map(|j| j.throughput));
+        e.1.extend(run.host_cpu_single_thread_mib_s);
+    }
+    by_host
+        .into_iter()
+        .filter_map(|(host, (tp, cpu))| {
+            Some(HostBaseline {
+                host_id: host.map(str::to_string),
+                throughput: Stats::of(tp)?,
+                cpu_single_thread_mib_s: Stats::of(cpu).map(|s| s.median),
+            })
+        })
+        .collect()
+}
+
+/// `GPU-aea83523`: a host id cut to its first group, for notes.
+pub(crate) fn short_host(host: Option<&str>) -> String {
+    match host {
+        Some(h) => h.splitn(3, '-').take(2).collect::<Vec<_>>().join("-"),
+        None => "an unnamed host".to_string(),
+    }
+}
+
+/// Fills per-job slowdowns and the runs' aggregate ratios from the baselines: each job
+/// divided by its model alone on the run's own host when that host has such runs, else by
+/// the baseline pooled over the hosts that have (the run is then marked, with a note).
 pub(crate) fn apply_baselines(
     runs: &mut [RunResult],
     workloads: &BTreeMap<String, PlannedWorkload>,
     baselines: &[Baseline],
 ) {
-    let alone: BTreeMap<BaselineKey, f64> = baselines
-        .iter()
-        .filter_map(|b| {
-            let key = (b.model.clone(), b.dataset.clone(), b.batch_size, b.data.clone());
-            b.stats.throughput.map(|t| (key, t.median))
-        })
-        .collect();
+    let of = |b: &Baseline| (b.model.clone(), b.dataset.clone(), b.batch_size, b.data.clone());
+    let alone: BTreeMap<BaselineKey, &Baseline> =
+        baselines.iter().filter(|b| b.stats.throughput.is_some()).map(|b| (of(b), b)).collect();
     for r in runs.iter_mut().filter(|r| r.status == RunStatus::Ok) {
         let Some(w) = workloads.get(&r.workload_id) else { continue };
         let mut ratio = Some(0.0);
+        // Per baseline used from other hosts: the jobs that used it.
+        let mut cross: BTreeMap<BaselineKey, Vec<u32>> = BTreeMap::new();
         for (i, job) in r.jobs.iter_mut().enumerate() {
-            let base = alone.get(&baseline_key(w, i)).copied().filter(|b| *b > 0.0);
-            match (base, job.throughput) {
+            let key = baseline_key(w, i);
+            let b = alone.get(&key);
+            let same = b.and_then(|b| b.hosts.iter().find(|h| h.host_id == r.host_id)).map(|h| h.throughput.median);
+            let (base, from) = match same {
+                Some(t) => (Some(t), BaselineHost::SameHost),
+                None => (b.and_then(|b| b.stats.throughput).map(|t| t.median), BaselineHost::OtherHosts),
+            };
+            match (base.filter(|b| *b > 0.0), job.throughput) {
                 (Some(b), Some(t)) if t > 0.0 => {
                     job.slowdown = Some(b / t);
+                    job.baseline_host = Some(from);
                     ratio = ratio.map(|s| s + t / b);
+                    if from == BaselineHost::OtherHosts {
+                        cross.entry(key).or_default().push(job.index);
+                    }
                 }
                 (Some(_), Some(_)) => {}
                 _ => ratio = None,
@@ -138,6 +183,28 @@ pub(crate) fn apply_baselines(
         r.aggregate_ratio = ratio.filter(|_| r.aggregate_throughput.is_some());
         if r.aggregate_ratio.is_none() && r.aggregate_throughput.is_some() {
             r.notes.push("no run of a job's model alone on the whole GPU with the same data: no ratio".to_string());
+        }
+        r.cross_host_baseline = !cross.is_empty();
+        for (key, jobs) in cross {
+            let b = alone[&key];
+            let hosts: Vec<String> = b.hosts.iter().map(|h| short_host(h.host_id.as_deref())).collect();
+            let who = match jobs.as_slice() {
+                [one] => format!("job {one}"),
+                _ => format!("jobs {}", jobs.iter().map(|j| j.to_string()).collect::<Vec<_>>().join(", ")),
+            };
+            r.notes.push(format!(
+                "{who} ({} b{}, {}): no run of the model alone on this run's host ({}), so divided by the baseline of {} (the median of {}, {:.0} img/s): a ratio against another host's baseline",
+                key.0,
+                key.2,
+                key.3,
+                short_host(r.host_id.as_deref()),
+                hosts.join(", "),
+                match b.stats.throughput.map_or(0, |t| t.n) {
+                    1 => format!("1 {} run", b.mode),
+                    n => format!("{n} {} runs", b.mode),
+                },
+                b.stats.throughput.map_or(0.0, |t| t.median),
+            ));
         }
     }
 }
@@ -208,6 +275,15 @@ pub(crate) fn workload_results(
             reasons: reasons.into_iter().collect(),
             stats: stats.remove(&vec![id.clone()]).unwrap_or_default(),
             job_stats: (0..w.jobs.len()).map(|i| job_stats.remove(&job_key(id, i)).unwrap_or_default()).collect(),
+            cross_host_runs: mine.iter().filter(|r| counted(r) && r.cross_host_baseline).count() as u32,
+            job_cross_host_runs: (0..w.jobs.len())
+                .map(|i| {
+                    mine.iter()
+                        .filter(|r| counted(r))
+                        .filter(|r| r.jobs.get(i).and_then(|j| j.baseline_host) == Some(BaselineHost::OtherHosts))
+                        .count() as u32
+                })
+                .collect(),
         });
     }
     out.sort_by(|a, b| {
@@ -276,13 +352,11 @@ pub(crate) fn interference(workloads: &[WorkloadResult]) -> Vec<InterferenceCell
     for w in workloads {
         let WorkloadForm::Mix { position, classes } = &w.form else { continue };
         for c in classes {
-            let mine: Vec<&JobStats> = w
-                .jobs
-                .iter()
-                .zip(&w.job_stats)
-                .filter(|(j, _)| j.model == c.model && j.dataset == c.dataset && j.batch_size == c.batch_size)
-                .map(|(_, s)| s)
-                .collect();
+            let of_class =
+                |j: &PlannedJobInfo| j.model == c.model && j.dataset == c.dataset && j.batch_size == c.batch_size;
+            let mine: Vec<&JobStats> =
+                w.jobs.iter().zip(&w.job_stats).filter(|(j, _)| of_class(j)).map(|(_, s)| s).collect();
+            let cross_host_baseline = w.jobs.iter().zip(&w.job_cross_host_runs).any(|(j, n)| of_class(j) && *n > 0);
             let per_job: Vec<Stats> = mine.iter().filter_map(|s| s.normalised_throughput).collect();
             let normalised_throughput = Stats::of(per_job.iter().map(|s| s.median)).map(|m| Stats {
                 median: m.median,
@@ -313,6 +387,7 @@ pub(crate) fn interference(workloads: &[WorkloadResult]) -> Vec<InterferenceCell
                 count: c.count,
                 co_runners: co_runners.join("+"),
                 normalised_throughput,
+                cross_host_baseline,
             });
         }
     }

@@ -430,6 +430,17 @@ fn stood_in_note(stood: bool) -> &'static str {
     }
 }
 
+/// `; against another host's baseline in 1 of 3 runs`: how many of the workloads' counted
+/// runs divide some job by a baseline measured on another host (nothing when none).
+fn cross_host_note(ws: &[&WorkloadResult]) -> String {
+    let crossed: u32 = ws.iter().map(|w| w.cross_host_runs).sum();
+    if crossed == 0 {
+        return String::new();
+    }
+    let runs: u32 = ws.iter().filter_map(|w| w.stats.aggregate_ratio.map(|s| s.n)).sum();
+    format!("; ratios against another host's baseline in {crossed} of {runs} runs")
+}
+
 fn max_aggregate_ratio(r: &Results, f: &Filter) -> QueryValue {
     let (ws, stood) = f.workloads(r, f.min_jobs(if f.jobs.is_some() { 1 } else { 2 }));
     let best = ws
@@ -437,9 +448,10 @@ fn max_aggregate_ratio(r: &Results, f: &Filter) -> QueryValue {
         .filter_map(|w| w.stats.aggregate_ratio.map(|s| (s.median, *w)))
         .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.id.cmp(&a.1.id)));
     match best {
-        Some((v, w)) => {
-            QueryValue { value: Some(v), detail: format!("{} in {}{}", w.label, w.mode_label(), stood_in_note(stood)) }
-        }
+        Some((v, w)) => QueryValue {
+            value: Some(v),
+            detail: format!("{} in {}{}{}", w.label, w.mode_label(), stood_in_note(stood), cross_host_note(&[w])),
+        },
         None => QueryValue { value: None, detail: why_none(r, &ws, "matching workload") },
     }
 }
@@ -487,7 +499,8 @@ fn mode_ratio_max(r: &Results, f: &Filter, against_mig: bool) -> QueryValue {
                 _ => "",
             };
             let basis = if c.normalised { "" } else { " (in images per second: a model alone was not measured)" };
-            let note = format!("{stood}{basis}");
+            let ws: Vec<&WorkloadResult> = r.workloads.iter().filter(|w| w.config == c.config).collect();
+            let note = format!("{stood}{basis}{}", cross_host_note(&ws));
             QueryValue { value: Some(v), detail: format!("{} (experiment {}){note}", c.label, c.experiment) }
         }
         None => {

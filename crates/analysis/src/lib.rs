@@ -4,10 +4,12 @@
 //! differs in any way; then it reads every run directory and measures, with polars:
 //!
 //! * per job, in the window in which every job of the workload trained: throughput
-//!   (images/s), epoch time (the dataset's training images over the throughput, and the
-//!   measured epochs when the job finished any), data-wait share, host CPU and memory;
-//! * per run: aggregate throughput, its ratio to each job's model alone on the whole GPU,
-//!   GPU activity (SM activity and occupancy, tensor activity, DRAM bandwidth, memory,
+//!   (images/s) and the 95% confidence interval of it by batch means ([`ThroughputCi`]),
+//!   epoch time (the dataset's training images over the throughput, and the measured epochs
+//!   when the job finished any), data-wait share, host CPU and memory;
+//! * per run: aggregate throughput, its ratio to each job's model alone on the whole GPU
+//!   (on the run's own host, told by its GPU's UUID, when that host has such runs; else the
+//!   baseline pooled over the hosts, and the run is marked `cross_host_baseline`), GPU activity (SM activity and occupancy, tensor activity, DRAM bandwidth, memory,
 //!   power) and energy per image;
 //! * per workload: median, min and max over repetitions; per configuration: MPS against
 //!   naive and against MIG (or `mps-limited` standing in for it).
@@ -43,8 +45,8 @@ pub use crate::{
     analyse::analyse,
     claims::{evaluate, validate_claims, CheckOutcome, ClaimOutcome, SourceOutcome, Verdict, DATA_CLOSENESS},
     model::{
-        brief_reason, Baseline, BaselineStats, GpuTarget, InterferenceCell, JobRun, JobStats, MixClass, ModeComparison,
-        PendingWorkload, PlannedJobInfo, Provenance, Results, RunResult, Stats, Timeline, TimelinePoint, Utilisation,
-        Window, WorkloadForm, WorkloadResult, WorkloadStats,
+        brief_reason, Baseline, BaselineHost, BaselineStats, GpuTarget, HostBaseline, InterferenceCell, JobRun,
+        JobStats, MixClass, ModeComparison, PendingWorkload, PlannedJobInfo, Provenance, Results, RunResult, Stats,
+        ThroughputCi, Timeline, TimelinePoint, Utilisation, Window, WorkloadForm, WorkloadResult, WorkloadStats,
     },
 };

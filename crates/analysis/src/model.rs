@@ -60,6 +60,10 @@ pub struct InterferenceCell {
     /// Median over the class's jobs of their median normalised throughput over the
     /// repetitions; min and max over every job and repetition; n the values behind them.
     pub normalised_throughput: Option<Stats>,
+    /// Some of those values divide by a baseline measured on another host than the job's
+    /// (see [`BaselineHost`]).
+    #[serde(default)]
+    pub cross_host_baseline: bool,
 }
 
 /// A workload of the campaign's plan none of whose runs is made yet. Whether its layout
@@ -161,6 +165,9 @@ measures! {
         data_wait_share: Job(|j| j.data_wait_share),
         cpu_cores: Job(|j| j.cpu_cores),
         sm_activity_pct: Run(|r| r.utilisation.as_ref().and_then(|u| u.sm_activity_pct)),
+        /// The relative half-width of the 95% confidence interval of the throughput (see
+        /// [`ThroughputCi`]), over the runs with one.
+        throughput_ci_rel: Job(|j| j.throughput_ci.map(|c| c.relative_half_width)),
     }
 }
 
@@ -186,6 +193,9 @@ measures! {
         per_job_slowdown: Job(|j| j.slowdown),
         /// Over all jobs and repetitions.
         data_wait_share: Job(|j| j.data_wait_share),
+        /// Over all jobs and repetitions with one: the relative half-width of the 95%
+        /// confidence interval of the job's throughput (see [`ThroughputCi`]).
+        throughput_ci_rel: Job(|j| j.throughput_ci.map(|c| c.relative_half_width)),
         cpu_cores_total: Run(|r| r.jobs.iter().map(|j| j.cpu_cores).sum()),
         mem_used_bytes_max: Run(|r| r.utilisation.as_ref().and_then(|u| u.mem_used_bytes_max)),
         mem_used_share: Run(|r| r.utilisation.as_ref().and_then(|u| u.mem_used_share)),
@@ -212,6 +222,8 @@ measures! {
         cpu_cores: Job(|j| j.cpu_cores),
         gpu_mem_bytes_max: Job(|j| j.gpu_mem_bytes_max),
         torch_peak_reserved_bytes: Job(|j| j.torch_peak_reserved_bytes),
+        /// The relative half-width of the 95% confidence interval of the throughput.
+        throughput_ci_rel: Job(|j| j.throughput_ci.map(|c| c.relative_half_width)),
     }
 }
 
@@ -299,17 +311,31 @@ pub struct RunResult {
     pub simulated: bool,
     pub started_at: String,
     pub ended_at: String,
-    /// The interval in which every job of the workload trained.
+    /// The host the run ran on: its GPU's UUID (`meta.json`, `gpu.uuid`); `None` when the
+    /// trace does not name its GPU. The lent GPUs of one model are several physical hosts,
+    /// whose CPUs differ, so a job's speed alone differs between them.
+    #[serde(default)]
+    pub host_id: Option<String>,
+    /// The host's single-thread CPU score (`host.calibration.single_thread_mib_s`, MiB/s of
+    /// SHA-256), when the runner measured it (absent in older traces).
+    #[serde(default)]
+    pub host_cpu_single_thread_mib_s: Option<f64>,
     /// The job protocol the run's jobs spoke (`hello.protocol_version`): 1, the first quick
     /// protocol (each job's own window, cut at its sample boundaries, intersected); 2, one
     /// common window ended by the runner, measured from per-iteration times.
     pub protocol_version: u32,
+    /// The interval in which every job of the workload trained.
     pub window: Option<Window>,
     pub jobs: Vec<JobRun>,
     /// Sum of the jobs' throughputs in the common window.
     pub aggregate_throughput: Option<f64>,
-    /// Sum over jobs of throughput / the same job's model alone on the whole GPU.
+    /// Sum over jobs of throughput / the same job's model alone on the whole GPU (on the
+    /// same host when that host has such a run: see [`JobRun::baseline_host`]).
     pub aggregate_ratio: Option<f64>,
+    /// Some job's ratio divides by the baseline pooled over other hosts, this run's host
+    /// having no run of that model alone (a note names it).
+    #[serde(default)]
+    pub cross_host_baseline: bool,
     pub utilisation: Option<Utilisation>,
     /// GPU energy in the window over the images trained in it.
     pub energy_per_image_j: Option<f64>,
@@ -350,6 +376,16 @@ pub struct JobRun {
     pub epochs_measured: u32,
     /// Alone-on-the-GPU throughput over this throughput (> 1: slower than alone).
     pub slowdown: Option<f64>,
+    /// Which baseline `slowdown` divides by: the same host's, or (the run's host having no
+    /// run of the model alone) the one pooled over the other hosts. `None` without a ratio.
+    #[serde(default)]
+    pub baseline_host: Option<BaselineHost>,
+    /// The 95% confidence interval of `throughput` by batch means (see [`ThroughputCi`]);
+    /// `None` with the reason in `throughput_ci_missing`.
+    #[serde(default)]
+    pub throughput_ci: Option<ThroughputCi>,
+    #[serde(default)]
+    pub throughput_ci_missing: Option<String>,
     /// Share of the window spent waiting for data.
     pub data_wait_share: Option<f64>,
     /// Iterations in the window whose data wait exceeded 0.1 s.
@@ -367,6 +403,53 @@ pub struct JobRun {
     pub measured_over: Option<[f64; 2]>,
     /// Why this job failed (meta.json), or its error event.
     pub failure: Option<String>,
+}
+
+/// Which host's runs alone a job's ratio divides by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BaselineHost {
+    /// The median of the model's runs alone on the run's own host.
+    SameHost,
+    /// The run's host has no run of the model alone: the median pooled over every host
+    /// that has (all of them other hosts).
+    OtherHosts,
+}
+
+/// The 95% confidence interval of one job's throughput over its measured window, by batch
+/// means (`per_run::throughput_ci` computes it; a job-side stopping rule uses the same
+/// definition):
+///
+/// * The window `[a, b]` is the job's measured interval: [`JobRun::measured_over`] for
+///   protocol 2 (the common window `[release_mono, window_end_mono]`, or up to the job's
+///   last iteration when its records stop short of it); for protocol 1 the job's own: from
+///   the start of its first `sample` ending in the common window (the previous sample's
+///   end, else its `window_start`) to the end of its last.
+/// * `N` is the number of the job's iteration records whose end lies in `[a, b]` (protocol
+///   2: its per-iteration ends; protocol 1: its samples, each one record covering the
+///   iterations since the previous sample). `[a, b]` is split into
+///   `k = min(10, floor(N / 5))` sub-intervals of equal duration; `k < 4` gives no interval.
+/// * A sub-interval's throughput is the images credited to it over its duration, records
+///   straddling an edge credited pro rata in time (as the window's own crediting,
+///   `per_run::credit`); the mean of the `k` batch throughputs is the job's throughput over
+///   `[a, b]`.
+/// * With `s` the sample standard deviation of the batch throughputs (divisor `k − 1`), the
+///   half-width is `t(0.975, k − 1) · s / √k`, `t` = 3.182, 2.776, 2.571, 2.447, 2.365,
+///   2.306, 2.262 for 3 to 9 degrees of freedom.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ThroughputCi {
+    /// `[a, b]`, host monotonic seconds.
+    pub window: [f64; 2],
+    /// `N`: the records ending in the window.
+    pub records: u32,
+    /// `k`: the batches.
+    pub batches: u32,
+    /// The mean of the batch throughputs, images per second.
+    pub mean: f64,
+    /// Images per second.
+    pub half_width: f64,
+    /// `half_width / mean`.
+    pub relative_half_width: f64,
 }
 
 /// GPU activity averaged over the common window.
@@ -424,6 +507,14 @@ pub struct WorkloadResult {
     pub stats: WorkloadStats,
     /// Per job, in the order of `jobs`.
     pub job_stats: Vec<JobStats>,
+    /// Counted repetitions whose ratio divides some job by another host's baseline (see
+    /// [`RunResult::cross_host_baseline`]).
+    #[serde(default)]
+    pub cross_host_runs: u32,
+    /// Per job, in the order of `jobs`: counted repetitions in which that job's ratio used
+    /// another host's baseline.
+    #[serde(default)]
+    pub job_cross_host_runs: Vec<u32>,
 }
 
 impl WorkloadResult {
@@ -515,8 +606,31 @@ pub struct Baseline {
     /// `exclusive`, or `naive` with one job when the campaign has no exclusive run of it.
     pub mode: Mode,
     pub workload_ids: Vec<String>,
+    /// Over the runs of every host.
     #[serde(flatten)]
     pub stats: BaselineStats,
+    /// Per host with runs of this baseline (the same mode), sorted by host id: what a
+    /// collocated run on that host is divided by.
+    #[serde(default)]
+    pub hosts: Vec<HostBaseline>,
+    /// Hosts with runs of this baseline.
+    #[serde(default)]
+    pub host_count: u32,
+    /// The between-host spread: the largest per-host median throughput over the smallest;
+    /// `None` with fewer than two hosts.
+    #[serde(default)]
+    pub host_spread: Option<f64>,
+}
+
+/// A baseline's runs on one host.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostBaseline {
+    /// The GPU's UUID ([`RunResult::host_id`]).
+    pub host_id: Option<String>,
+    /// Median, min and max over the host's runs, and their number.
+    pub throughput: Stats,
+    /// The host's single-thread CPU score, when its runs carry one (the median over them).
+    pub cpu_single_thread_mib_s: Option<f64>,
 }
 
 /// The modes of one configuration side by side (medians over repetitions).

@@ -14,7 +14,7 @@ use polars::prelude::{col, lit, DataFrame, Expr, LazyFrame, SortMultipleOptions}
 
 use crate::frames::{exact_mean, exact_sum, f64_at, f64_column, in_window, in_window_by, samples_frame, COARSE, FINE};
 use crate::load::RunData;
-use crate::model::{JobRun, RunResult, TimelinePoint, Utilisation, Window};
+use crate::model::{JobRun, RunResult, ThroughputCi, TimelinePoint, Utilisation, Window};
 
 /// What one run yields: its result (ratios filled in later) and, when asked, its timeline.
 pub(crate) struct RunAnalysis {
@@ -49,11 +49,14 @@ pub(crate) fn analyse_run(run: &RunData, want_timeline: bool) -> Result<RunAnaly
         simulated: m.simulated,
         started_at: m.started_at.clone(),
         ended_at: m.ended_at.clone(),
+        host_id: m.gpu.as_ref().map(|g| g.uuid.clone()),
+        host_cpu_single_thread_mib_s: m.host.calibration.as_ref().map(|c| c.single_thread_mib_s),
         protocol_version: run.events.first().map_or(1, |e| log_protocol_version(e)),
         window: None,
         jobs: Vec::new(),
         aggregate_throughput: None,
         aggregate_ratio: None,
+        cross_host_baseline: false,
         utilisation: None,
         energy_per_image_j: None,
         notes: Vec::new(),
@@ -75,7 +78,11 @@ pub(crate) fn analyse_run(run: &RunData, want_timeline: bool) -> Result<RunAnaly
             iteration_throughputs(&run.events, w, &mut notes)
         } else {
             let samples = samples_frame(&run.events)?;
-            job_throughputs(&samples, w).with_context(|| format!("{}: training samples", run.rel))?
+            let mut sums = job_throughputs(&samples, w).with_context(|| format!("{}: training samples", run.rel))?;
+            for s in &mut sums {
+                s.ci = run.events.get(s.job).map_or(Err(CI_TOO_FEW.to_string()), |evs| sample_ci(evs, w));
+            }
+            sums
         };
         let mut images_total = 0.0;
         let mut have_all = true;
@@ -87,6 +94,10 @@ pub(crate) fn analyse_run(run: &RunData, want_timeline: bool) -> Result<RunAnaly
                     job.data_wait_share = Some(r.data_wait / r.seconds);
                     job.slow_data_steps = Some(r.slow_steps);
                     job.measured_over = r.interval;
+                    match &r.ci {
+                        Ok(ci) => job.throughput_ci = Some(*ci),
+                        Err(why) => job.throughput_ci_missing = Some(why.clone()),
+                    }
                     let train = run.workload.jobs[i].data.train_count as f64;
                     job.epoch_seconds = (tp > 0.0 && train > 0.0).then(|| train / tp);
                     images_total += tp * w.job_seconds();
@@ -159,6 +170,9 @@ fn empty_job(run: &RunData, i: usize) -> JobRun {
         measured_epoch_seconds: crate::model::Stats::of(epochs.iter().copied()).map(|s| s.median),
         epochs_measured: epochs.len() as u32,
         slowdown: None,
+        baseline_host: None,
+        throughput_ci: None,
+        throughput_ci_missing: None,
         data_wait_share: None,
         slow_data_steps: None,
         cpu_cores: None,
@@ -277,6 +291,7 @@ fn iteration_throughputs(events: &[Vec<Event>], w: Window, notes: &mut Vec<Strin
             data_wait: c.data_wait * w.clock_scale,
             slow_steps: c.slow_steps,
             interval: Some([c.measured_from, c.measured_to]),
+            ci: throughput_ci(&it.ends, &it.images, c.measured_from, c.measured_to, w.clock_scale),
         });
     }
     out
@@ -324,6 +339,8 @@ struct JobWindowSums {
     slow_steps: f64,
     /// Protocol 2: the host monotonic interval the job was measured over.
     interval: Option<[f64; 2]>,
+    /// The 95% interval of the throughput, or why there is none.
+    ci: Result<ThroughputCi, String>,
 }
 
 /// Per job, the images, seconds and data wait of the samples that end inside the window.
@@ -349,9 +366,102 @@ fn job_throughputs(samples: &DataFrame, w: Window) -> Result<Vec<JobWindowSums>>
             data_wait: f64_at(&df, "data_wait", i)?.unwrap_or(0.0),
             slow_steps: f64_at(&df, "slow_steps", i)?.unwrap_or(0.0),
             interval: None,
+            ci: Err(CI_TOO_FEW.to_string()),
         });
     }
     Ok(out)
+}
+
+/// Why a job has no confidence interval when its window holds fewer than 20 records.
+pub(crate) const CI_TOO_FEW: &str = "too few iterations in the window for a 95% interval";
+
+/// `t(0.975, df)` for `df` = 3, ..., 9 degrees of freedom.
+const T_975: [f64; 7] = [3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262];
+
+/// The 95% confidence interval of a job's throughput over `[a, b]` by batch means, as
+/// [`ThroughputCi`] defines it (one definition, shared with the job-side stopping rule):
+/// `ends` and `images` are the job's iteration records in order, each spanning from the
+/// previous record's end to its own (the first from `a` when it ends after `a`); `N`
+/// records end in `[a, b]`; `[a, b]` is cut into `k = min(10, floor(N / 5))` equal
+/// sub-intervals, each credited by [`credit`] (records straddling an edge pro rata in time);
+/// the half-width is `t(0.975, k − 1) · s / √k` over the `k` batch throughputs (images per
+/// second of the jobs' clock: host seconds times `clock_scale`). `Err` with the reason when
+/// `k < 4`.
+pub(crate) fn throughput_ci(
+    ends: &[f64],
+    images: &[f64],
+    a: f64,
+    b: f64,
+    clock_scale: f64,
+) -> Result<ThroughputCi, String> {
+    let n = ends.iter().filter(|e| (a..=b).contains(*e)).count();
+    let k = (n / 5).min(10);
+    if k < 4 || b <= a || clock_scale <= 0.0 || clock_scale.is_nan() {
+        return Err(CI_TOO_FEW.to_string());
+    }
+    // The first record spans from `a` when it ends after it: a record of no images ending at
+    // `a` makes `credit` start every sub-interval's records there, not at the sub-interval.
+    let (mut e, mut im) = (Vec::with_capacity(ends.len() + 1), Vec::with_capacity(ends.len() + 1));
+    if ends.first().is_some_and(|first| *first > a) {
+        e.push(a);
+        im.push(0.0);
+    }
+    e.extend_from_slice(ends);
+    im.extend_from_slice(&images[..ends.len().min(images.len())]);
+    e.truncate(im.len());
+    let waits = vec![0.0; e.len()];
+    let edge = |i: usize| if i == k { b } else { a + (b - a) * i as f64 / k as f64 };
+    let batches: Vec<f64> = (0..k)
+        .map(|i| {
+            let (from, to) = (edge(i), edge(i + 1));
+            let credited = credit(&e, &im, &waits, from, to, f64::INFINITY).map_or(0.0, |c| c.images);
+            credited / ((to - from) * clock_scale)
+        })
+        .collect();
+    let mean = batches.iter().sum::<f64>() / k as f64;
+    let var = batches.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (k - 1) as f64;
+    let half_width = T_975[k - 4] * var.sqrt() / (k as f64).sqrt();
+    if mean <= 0.0 || mean.is_nan() {
+        return Err("no images in the window".to_string());
+    }
+    Ok(ThroughputCi {
+        window: [a, b],
+        records: n as u32,
+        batches: k as u32,
+        mean,
+        half_width,
+        relative_half_width: half_width / mean,
+    })
+}
+
+/// Protocol 1: the interval of one job's samples that end inside the common window (those
+/// [`job_throughputs`] counts), from the previous sample's end (else the job's
+/// `window_start`) to the last one's end, each sample one record.
+fn sample_ci(events: &[Event], w: Window) -> Result<ThroughputCi, String> {
+    let samples: Vec<(f64, f64, f64)> = events
+        .iter()
+        .filter_map(|e| match &e.body {
+            EventBody::Sample { images, seconds, .. } => Some((e.mono, *images as f64, *seconds)),
+            _ => None,
+        })
+        .collect();
+    let counted = |s: &(f64, f64, f64)| s.0 >= w.start_mono && s.0 <= w.end_mono && s.2 > 0.0;
+    let (Some(first), Some(last)) = (samples.iter().position(counted), samples.iter().rposition(counted)) else {
+        return Err(CI_TOO_FEW.to_string());
+    };
+    let a = match first {
+        0 => events
+            .iter()
+            .find(|e| matches!(e.body, EventBody::WindowStart { .. }))
+            .map(|e| e.mono)
+            .filter(|m| *m < samples[0].0)
+            .unwrap_or(samples[0].0 - samples[0].2 / w.clock_scale),
+        i => samples[i - 1].0,
+    };
+    let records = &samples[first..=last];
+    let ends: Vec<f64> = records.iter().map(|s| s.0).collect();
+    let images: Vec<f64> = records.iter().map(|s| s.1).collect();
+    throughput_ci(&ends, &images, a, samples[last].0, w.clock_scale)
 }
 
 /// Job seconds per host second: the jobs' own window lengths (`window_end.seconds`) over the
@@ -526,10 +636,10 @@ fn timeline_points(telemetry: &DataFrame, w: Window) -> Result<Vec<TimelinePoint
 
 #[cfg(test)]
 mod tests {
-    use super::credit;
+    use super::{credit, throughput_ci, CI_TOO_FEW};
 
     fn close(a: f64, b: f64) {
-        assert!((a - b).abs() < 1e-9, "{a} != {b}");
+        assert!((a - b).abs() < 1e-9 * b.abs().max(1.0), "{a} != {b}");
     }
 
     /// Release at 10.0, stop at 11.0. Iterations end at 10.3, 10.7, 11.1, 11.5 with 100 images
@@ -575,5 +685,52 @@ mod tests {
         close(c.measured_to, 2.0);
         assert!(credit(&[0.5], &[8.0], &[0.0], 1.0, 3.0, 0.1).is_none());
         assert!(credit(&[], &[], &[], 1.0, 3.0, 0.1).is_none());
+    }
+
+    /// Iterations of 0.1 s and 0.3 s in turn, 128 images each, from 0 to 10 s: 50 records,
+    /// k = 10 batches of 1 s. A batch starting on a pair's start holds 5 whole iterations
+    /// and a third of the next (0.9 → 1.2 s): 682.667 img/s; the next starts two thirds into
+    /// that one: 85.333 + 4 × 128 = 597.333. Mean 640, s = 42.667 · √(10/9), half-width
+    /// 2.262 · s / √10 = 2.262 · 42.667 / 3 = 32.171 img/s.
+    #[test]
+    fn alternating_iterations_give_the_hand_computed_half_width() {
+        let mut ends = Vec::new();
+        let mut t = 0.0;
+        for i in 0..50 {
+            t += if i % 2 == 0 { 0.1 } else { 0.3 };
+            ends.push(t);
+        }
+        let ci = throughput_ci(&ends, &[128.0; 50], 0.0, ends[49], 1.0).unwrap();
+        close(ends[49], 10.0);
+        assert_eq!((ci.records, ci.batches), (50, 10));
+        close(ci.mean, 640.0);
+        assert!((ci.half_width - 2.262 * 128.0 / 3.0 / 3.0).abs() < 1e-6, "{ci:?}");
+        assert!((ci.relative_half_width - 32.1707 / 640.0).abs() < 1e-5, "{ci:?}");
+    }
+
+    /// Regular iterations: every batch has the same throughput, whatever the edges cut.
+    #[test]
+    fn regular_iterations_have_no_width_and_few_have_no_interval() {
+        let ends: Vec<f64> = (1..=37).map(|i| 5.0 + 0.27 * i as f64).collect();
+        let ci = throughput_ci(&ends, &[64.0; 37], 5.0, 14.99, 1.0).unwrap();
+        assert_eq!(ci.batches, 7);
+        assert!(ci.half_width < 1e-9 && (ci.mean - 64.0 / 0.27).abs() < 1e-9, "{ci:?}");
+        // 19 records: k = 3, no interval.
+        let e = throughput_ci(&ends[..19], &[64.0; 19], 5.0, ends[18], 1.0).unwrap_err();
+        assert_eq!(e, CI_TOO_FEW);
+        // 20 records: k = 4.
+        assert_eq!(throughput_ci(&ends[..20], &[64.0; 20], 5.0, ends[19], 1.0).unwrap().batches, 4);
+    }
+
+    /// A first iteration longer than a batch is credited once, pro rata, not to every batch
+    /// it starts: one 2 s iteration then 0.1 s ones, [0, 4]: the mean is the window's.
+    #[test]
+    fn a_long_first_iteration_is_credited_once() {
+        let mut ends = vec![2.0];
+        ends.extend((1..=20).map(|i| 2.0 + 0.1 * i as f64));
+        let ci = throughput_ci(&ends, &[10.0; 21], 0.0, 4.0, 1.0).unwrap();
+        let whole = credit(&ends, &[10.0; 21], &[0.0; 21], 0.0, 4.0, 1.0).unwrap().images / 4.0;
+        close(ci.mean, whole);
+        close(whole, 210.0 / 4.0);
     }
 }

@@ -12,7 +12,8 @@ use colloc_plan::{Mode, Plan, PlannedWorkload, ProtocolKind, WorkloadForm};
 use colloc_trace::events::{EndReason, ErrorKind, Event, EventBody};
 use colloc_trace::jobfile::DataSource;
 use colloc_trace::meta::{
-    GpuInfo, HostInfo, JobRecord, MigInfo, MigInstance, MpsInfo, RunMeta, RunStatus, SoftwareInfo, TelemetryInfo,
+    CpuCalibration, GpuInfo, HostInfo, JobRecord, MigInfo, MigInstance, MpsInfo, RunMeta, RunStatus, SoftwareInfo,
+    TelemetryInfo,
 };
 use colloc_trace::{ids, layout, manifest};
 use flate2::write::GzEncoder;
@@ -37,6 +38,26 @@ pub struct FixtureOptions {
     /// The job protocol of the traces: 1 (samples, each job's own window) or 2 (per-iteration
     /// times, one common window `[release, window_end_mono]`).
     pub protocol_version: u32,
+    /// The hosts the runs are spread over (each a GPU UUID of its own): run `r` of a
+    /// workload goes to host `(hash(workload id) + r) mod hosts`, where every job trains at
+    /// `1 − 0.1 · host` times the model's speed. With more than one host, each carries a CPU
+    /// calibration.
+    pub hosts: u32,
+    /// Protocol 2: how long the iterations take.
+    pub iterations: IterationPattern,
+}
+
+/// The duration of each iteration of a protocol-2 fixture job (128 images each).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum IterationPattern {
+    /// The model's step time with 2% deterministic jitter; the first iteration ends a
+    /// millisecond or so after its step time.
+    Jittered,
+    /// Exactly the model's step time, from the release on.
+    Regular,
+    /// `short_seconds`, `long_seconds`, `short_seconds`, ... from the release on, whatever
+    /// the model.
+    Alternating { short_seconds: f64, long_seconds: f64 },
 }
 
 impl Default for FixtureOptions {
@@ -48,6 +69,8 @@ impl Default for FixtureOptions {
             full: false,
             window_seconds: 12,
             protocol_version: 1,
+            hosts: 1,
+            iterations: IterationPattern::Jittered,
         }
     }
 }
@@ -206,7 +229,10 @@ fn iteration_events(
 ) {
     let batch = 128u64;
     let stop = t0 + opts.window_seconds as f64;
-    let base0 = t0 + 0.001 * (1 + i) as f64;
+    let base0 = match opts.iterations {
+        IterationPattern::Jittered => t0 + 0.001 * (1 + i) as f64,
+        _ => t0,
+    };
     events.push(ev(base0, EventBody::WindowStart { step: 0 }));
     let step_time = batch as f64 / s.images_per_second.max(1.0);
     let (mut end, mut step, mut met) = (base0, 0u64, false);
@@ -231,7 +257,17 @@ fn iteration_events(
         ends.clear();
     };
     loop {
-        end += step_time * (1.0 + 0.02 * noise(&[seed, i as u64, step, 3]));
+        end += match opts.iterations {
+            IterationPattern::Jittered => step_time * (1.0 + 0.02 * noise(&[seed, i as u64, step, 3])),
+            IterationPattern::Regular => step_time,
+            IterationPattern::Alternating { short_seconds, long_seconds } => {
+                if step % 2 == 0 {
+                    short_seconds
+                } else {
+                    long_seconds
+                }
+            }
+        };
         step += 1;
         ends.push(end);
         if !met && end - t0 >= opts.window_seconds as f64 - 0.5 {
@@ -342,8 +378,12 @@ fn write_run(
     let run_id = ids::run_id(&w.id, rep, 1);
     let run_dir = dir.join(layout::RUNS_DIR).join(&run_id);
     std::fs::create_dir_all(&run_dir)?;
-    let sims = perf::model_workload(&plan.gpu, w).jobs;
     let seed = hash(&run_id);
+    let host = if opts.hosts > 1 { (hash(&w.id).wrapping_add(rep as u64) % opts.hosts as u64) as u32 } else { 0 };
+    let mut sims = perf::model_workload(&plan.gpu, w).jobs;
+    for s in &mut sims {
+        s.images_per_second *= 1.0 - 0.1 * host as f64;
+    }
     let (status, reason) = outcome(opts, w, &sims);
     let ran = matches!(status, RunStatus::Ok | RunStatus::Failed);
     let t0 = *clock + 5.0;
@@ -390,7 +430,7 @@ fn write_run(
         simulated: true,
         workload: serde_json::to_value(w)?,
         protocol: serde_json::to_value(&protocol)?,
-        gpu: Some(gpu_info(gpu, w, opts)),
+        gpu: Some(gpu_info(gpu, w, opts, host)),
         mps,
         mig,
         host: HostInfo {
@@ -400,7 +440,14 @@ fn write_run(
             memory_total_bytes: Some(128 * 1024 * 1024 * 1024),
             kernel: Some("6.1.0".into()),
             os: Some("Debian GNU/Linux 12".into()),
-            calibration: None,
+            calibration: (opts.hosts > 1).then(|| CpuCalibration {
+                method: "sha256 of 64 MiB, best of 3".into(),
+                single_thread_mib_s: 1000.0 - 100.0 * host as f64,
+                all_threads_mib_s: (1000.0 - 100.0 * host as f64) * perf::HOST_CORES,
+                threads: perf::HOST_CORES as u32,
+                seconds: 2.0,
+                measured_at: started.clone(),
+            }),
         },
         software: SoftwareInfo {
             runner_version: "0.1.0".into(),
@@ -484,11 +531,16 @@ fn mode_info(w: &PlannedWorkload, status: RunStatus) -> (Option<MigInfo>, Option
     (mig, mps)
 }
 
-fn gpu_info(gpu: &Gpu, w: &PlannedWorkload, opts: &FixtureOptions) -> GpuInfo {
+/// The fixture GPU of `host`: `GPU-00000000-…` for host 0, `GPU-00000001-…` for host 1, ...
+pub fn host_uuid(host: u32) -> String {
+    format!("GPU-{host:08x}-0000-0000-0000-000000000000")
+}
+
+fn gpu_info(gpu: &Gpu, w: &PlannedWorkload, opts: &FixtureOptions, host: u32) -> GpuInfo {
     GpuInfo {
         index: 0,
         name: gpu.nvml_name.clone(),
-        uuid: "GPU-00000000-0000-0000-0000-000000000000".into(),
+        uuid: host_uuid(host),
         driver_version: Some("570.124.06".into()),
         cuda_version: Some("12.8".into()),
         nvml_version: Some("12.570.124.06".into()),

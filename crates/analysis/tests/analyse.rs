@@ -261,3 +261,167 @@ fn protocol_2_runs_are_measured_over_the_common_window() {
     let (t1, t2) = (tp(&r1), tp(&r));
     assert!((t2 / t1 - 1.0).abs() < 0.03, "protocol 1 {t1}, protocol 2 {t2}");
 }
+
+/// Runs spread over two hosts, every baseline measured on both: each run is divided by its
+/// own host's runs alone, and the baselines carry the hosts and the spread between them.
+#[test]
+fn each_run_is_divided_by_the_baseline_of_its_own_host() {
+    use colloc_analysis::{testkit::host_uuid, BaselineHost};
+    let d = tempfile::tempdir().unwrap();
+    let opts = FixtureOptions { hosts: 2, ..Default::default() };
+    let r = analyse(&fixture(d.path(), opts.clone()), Some(&plan(&opts))).unwrap();
+    let b = r.baselines.iter().find(|b| b.model == "resnet26" && b.data == "synthetic").unwrap();
+    assert_eq!(b.host_count, 2);
+    assert_eq!(b.hosts.iter().map(|h| h.host_id.clone().unwrap()).collect::<Vec<_>>(), [host_uuid(0), host_uuid(1)]);
+    // Host 1 trains at 0.9 of host 0's speed.
+    let spread = b.host_spread.unwrap();
+    assert!((spread - 1.0 / 0.9).abs() < 0.03, "{spread}");
+    assert_eq!(b.hosts[0].cpu_single_thread_mib_s, Some(1000.0));
+    assert_eq!(b.hosts[1].cpu_single_thread_mib_s, Some(900.0));
+    assert_eq!(b.stats.throughput.unwrap().n, 2);
+
+    // Alone, each run is its host's only baseline run: a ratio of exactly 1.
+    let alone = workload(&r, "e33-resnet26-cifar10-x1-exclusive@syn");
+    let ratio = alone.stats.aggregate_ratio.unwrap();
+    assert!((ratio.min - 1.0).abs() < 1e-12 && (ratio.max - 1.0).abs() < 1e-12, "{ratio:?}");
+    for run in r.runs.iter().filter(|x| x.workload_id == "e33-resnet26-cifar10-x7-mps@syn") {
+        let host = b.hosts.iter().find(|h| h.host_id == run.host_id).unwrap();
+        for j in &run.jobs {
+            assert_eq!(j.baseline_host, Some(BaselineHost::SameHost));
+            let expected = host.throughput.median / j.throughput.unwrap();
+            assert!((j.slowdown.unwrap() - expected).abs() < 1e-12);
+        }
+        assert!(!run.cross_host_baseline);
+    }
+    assert!(r.workloads.iter().all(|w| w.cross_host_runs == 0));
+    assert!(r.runs.iter().all(|x| x.notes.iter().all(|n| !n.contains("another host"))));
+}
+
+/// One repetition over two hosts: a run whose host has no run of a job's model alone is
+/// divided by the baseline pooled over the others, marked, and named in a note.
+#[test]
+fn a_host_without_the_baseline_borrows_the_pooled_one_and_says_so() {
+    use colloc_analysis::BaselineHost;
+    let d = tempfile::tempdir().unwrap();
+    let opts = FixtureOptions { hosts: 2, repetitions: 1, ..Default::default() };
+    let r = analyse(&fixture(d.path(), opts.clone()), Some(&plan(&opts))).unwrap();
+    let mut crossed = 0;
+    for run in r.runs.iter().filter(|x| x.status == RunStatus::Ok && x.aggregate_ratio.is_some()) {
+        let w = workload(&r, &run.workload_id);
+        for (j, info) in run.jobs.iter().zip(&w.jobs) {
+            let b = r
+                .baselines
+                .iter()
+                .find(|b| b.model == info.model && b.batch_size == info.batch_size && b.data == w.data)
+                .unwrap();
+            assert_eq!(b.host_count, 1);
+            assert_eq!(b.host_spread, None);
+            let here = b.hosts[0].host_id == run.host_id;
+            let want = if here { BaselineHost::SameHost } else { BaselineHost::OtherHosts };
+            assert_eq!(j.baseline_host, Some(want), "{} job {}", run.run_id, j.index);
+            let expected = b.stats.throughput.unwrap().median / j.throughput.unwrap();
+            assert!((j.slowdown.unwrap() - expected).abs() < 1e-12);
+        }
+        let any = run.jobs.iter().any(|j| j.baseline_host == Some(BaselineHost::OtherHosts));
+        assert_eq!(run.cross_host_baseline, any);
+        if any {
+            crossed += 1;
+            assert!(run.notes.iter().any(|n| n.contains("another host's baseline")), "{:?}", run.notes);
+            assert_eq!(w.cross_host_runs, 1, "{}", w.id);
+        } else {
+            assert_eq!(w.cross_host_runs, 0, "{}", w.id);
+        }
+    }
+    assert!(crossed >= 5, "{crossed} runs against another host's baseline");
+    // The interference cells of mixes divided by another host's baseline say so.
+    assert!(r.interference.iter().any(|c| c.cross_host_baseline));
+    assert!(r.interference.iter().any(|c| !c.cross_host_baseline && c.normalised_throughput.is_some()));
+}
+
+/// The 95% interval of each job's throughput by batch means, on protocol-2 fixtures whose
+/// iterations are regular, alternate, or are too few.
+#[test]
+fn each_job_carries_the_95_percent_interval_of_its_throughput() {
+    use colloc_analysis::testkit::IterationPattern;
+    let run = |iterations, window_seconds| {
+        let d = tempfile::tempdir().unwrap();
+        let opts =
+            FixtureOptions { repetitions: 1, protocol_version: 2, iterations, window_seconds, ..Default::default() };
+        analyse(&fixture(d.path(), opts.clone()), Some(&plan(&opts))).unwrap()
+    };
+    let jobs = |r: &Results| -> Vec<colloc_analysis::JobRun> {
+        r.runs.iter().filter(|x| x.status == RunStatus::Ok).flat_map(|x| x.jobs.clone()).collect()
+    };
+
+    // Regular iterations (at each model's step time): every batch alike, no width; a
+    // slow job has fewer batches, or none below 20 iterations.
+    let r = run(IterationPattern::Regular, 10);
+    let mut with = 0;
+    for j in jobs(&r) {
+        let Some(ci) = j.throughput_ci else {
+            assert!(j.throughput.unwrap() * 10.0 / 128.0 < 21.0, "{j:?}");
+            continue;
+        };
+        with += 1;
+        assert!((4..=10).contains(&ci.batches) && ci.records >= 5 * ci.batches, "{ci:?}");
+        assert!(ci.relative_half_width < 1e-4, "{ci:?}");
+        assert!((ci.mean / j.throughput.unwrap() - 1.0).abs() < 1e-9);
+    }
+    assert!(with > 20, "{with} jobs with an interval");
+
+    // 0.1 s and 0.2 s in turn from the release, 128 images each, a 10 s window: 66 or 67
+    // iterations, k = 10 batches of 1 s. [0, 1] holds 7 whole iterations (ends 0.1, 0.3, ...,
+    // 1.0): 896 img/s; [1, 2] six (1.2 ... 1.9) and half of (1.9, 2.1]: 832; [2, 3] the other
+    // half and six: 832; then the pattern repeats every 3 s. Batches: 896, 832, 832, 896,
+    // 832, 832, 896, 832, 832, 896; mean 857.6; s² = (4 · 38.4² + 6 · 25.6²) / 9;
+    // half-width 2.262 · s / √10 = 23.64 img/s.
+    let batches = [896.0, 832.0, 832.0, 896.0, 832.0, 832.0, 896.0, 832.0, 832.0, 896.0];
+    let mean = batches.iter().sum::<f64>() / 10.0;
+    let s = (batches.iter().map(|b| (b - mean) * (b - mean)).sum::<f64>() / 9.0).sqrt();
+    let half = 2.262 * s / 10f64.sqrt();
+    assert!((mean - 857.6).abs() < 1e-9 && (half - 23.64).abs() < 0.01, "{mean} {half}");
+    let r = run(IterationPattern::Alternating { short_seconds: 0.1, long_seconds: 0.2 }, 10);
+    for j in jobs(&r) {
+        let ci = j.throughput_ci.unwrap();
+        assert_eq!(ci.batches, 10);
+        assert!((ci.mean - mean).abs() < 0.05, "{ci:?}");
+        assert!((ci.half_width - half).abs() < 0.05, "{ci:?} against {half}");
+        assert!((ci.relative_half_width - half / mean).abs() < 1e-4);
+    }
+    let w = workload(&r, "e33-resnet26-cifar10-x7-mps@syn");
+    let rel = w.stats.throughput_ci_rel.unwrap();
+    assert_eq!(rel.n, 7);
+    assert!((rel.median - half / mean).abs() < 1e-4 && (rel.max - half / mean).abs() < 1e-4, "{rel:?}");
+    let b = r.baselines.iter().find(|b| b.model == "resnet26" && b.data == "synthetic").unwrap();
+    assert!(b.stats.throughput_ci_rel.is_some());
+
+    // 0.3 s iterations in a 5 s window: 16 records, k = 3 < 4: no interval, and why.
+    let r = run(IterationPattern::Alternating { short_seconds: 0.3, long_seconds: 0.3 }, 5);
+    for j in jobs(&r) {
+        assert_eq!(j.throughput_ci, None);
+        assert_eq!(j.throughput_ci_missing.as_deref(), Some("too few iterations in the window for a 95% interval"));
+    }
+    assert!(r.workloads.iter().all(|w| w.stats.throughput_ci_rel.is_none()));
+}
+
+/// Protocol 1: the samples are the records. Twelve 1 s samples give k = 2 (no interval);
+/// 25 give k = 5, and the batch means' mean is the job's throughput over its own interval.
+#[test]
+fn protocol_1_intervals_are_made_of_samples() {
+    let d = tempfile::tempdir().unwrap();
+    let opts = FixtureOptions { repetitions: 1, ..Default::default() };
+    let r = analyse(&fixture(d.path(), opts.clone()), Some(&plan(&opts))).unwrap();
+    let ok: Vec<_> = r.runs.iter().filter(|x| x.status == RunStatus::Ok).collect();
+    assert!(ok.iter().flat_map(|x| &x.jobs).all(|j| j.throughput_ci.is_none() && j.throughput_ci_missing.is_some()));
+
+    let d = tempfile::tempdir().unwrap();
+    let opts = FixtureOptions { repetitions: 1, window_seconds: 25, ..Default::default() };
+    let r = analyse(&fixture(d.path(), opts.clone()), Some(&plan(&opts))).unwrap();
+    let alone = r.runs.iter().find(|x| x.workload_id == "e33-resnet26-cifar10-x1-exclusive@syn").unwrap();
+    let j = &alone.jobs[0];
+    let ci = j.throughput_ci.unwrap();
+    assert_eq!((ci.records, ci.batches), (25, 5));
+    assert!((ci.mean / j.throughput.unwrap() - 1.0).abs() < 1e-6, "{ci:?} {:?}", j.throughput);
+    // 2% noise per sample: an interval of a few per mille to a few per cent.
+    assert!(ci.relative_half_width > 1e-4 && ci.relative_half_width < 0.05, "{ci:?}");
+}

@@ -27,6 +27,8 @@ pub(crate) enum Quantity {
     JoulesPerImage,
     /// CPU cores, two decimals.
     Cores,
+    /// A relative half-width: ± % from a share, one decimal, the unit in the cell.
+    HalfWidth,
     /// A count.
     Count,
     /// A plain number with up to two decimals.
@@ -40,7 +42,7 @@ impl Quantity {
     pub(crate) fn scale(self, v: f64) -> f64 {
         match self {
             Quantity::GiB => v / GIB,
-            Quantity::Share => v * 100.0,
+            Quantity::Share | Quantity::HalfWidth => v * 100.0,
             _ => v,
         }
     }
@@ -48,7 +50,7 @@ impl Quantity {
     pub(crate) fn decimals(self) -> usize {
         match self {
             Quantity::Throughput | Quantity::Watts | Quantity::Count => 0,
-            Quantity::Seconds | Quantity::GiB | Quantity::Share | Quantity::Percent => 1,
+            Quantity::Seconds | Quantity::GiB | Quantity::Share | Quantity::Percent | Quantity::HalfWidth => 1,
             Quantity::Ratio | Quantity::Cores | Quantity::Plain => 2,
             Quantity::JoulesPerImage => 3,
         }
@@ -65,7 +67,7 @@ impl Quantity {
             Quantity::Watts => Some("W"),
             Quantity::JoulesPerImage => Some("J/img"),
             Quantity::Cores => Some("cores"),
-            Quantity::Count | Quantity::Plain => None,
+            Quantity::Count | Quantity::Plain | Quantity::HalfWidth => None,
         }
     }
 

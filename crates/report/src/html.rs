@@ -56,7 +56,7 @@ fn table_html(t: &Table) -> String {
             out.push_str(&format!(
                 "<td{}>{}</td>",
                 if num { " class=\"num\"" } else { "" },
-                escape(&t.display(i, cell))
+                escape(&t.display_full(i, cell))
             ));
         }
         out.push_str("</tr>\n");

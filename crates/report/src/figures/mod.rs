@@ -106,7 +106,7 @@ impl Figure {
                 timeline_jobs(r)
             ),
             Figure::Memory => "Peak device memory used in the window per workload; the dashed line is the GPU's memory, crosses mark workloads that ran out of memory.".to_string(),
-            Figure::Energy => "GPU energy over the window divided by the images trained in it, per mode, one panel per model; a cross on the axis marks a job count at which some mode ran out of memory.".to_string(),
+            Figure::Energy => "The increase of the GPU's total-energy counter over the window divided by the images trained in it, per mode, one panel per model; a cross on the axis marks a job count at which some mode ran out of memory.".to_string(),
             Figure::DataLoading => "The same workloads with synthetic data and with generated image files, one row per job count and mode: aggregate throughput (median over repetitions, bars min–max) and the share of its time a job waited for data (median over the jobs, bars min–max).".to_string(),
         }
     }

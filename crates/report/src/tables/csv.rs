@@ -9,17 +9,26 @@ pub(crate) fn render(t: &Table) -> String {
     if t.simulated {
         out.push_str(&format!("# {SIMULATED_NOTE}\n"));
     }
+    let any = |i: usize, f: fn(&Cell) -> bool| t.rows.iter().any(|r| r.get(i).is_some_and(f));
     let stats_cols: Vec<bool> =
-        (0..t.columns.len()).map(|i| t.rows.iter().any(|r| matches!(r.get(i), Some(Cell::Stats(_))))).collect();
+        (0..t.columns.len()).map(|i| any(i, |c| matches!(c, Cell::Stats(_) | Cell::CrossHost(_)))).collect();
+    let cross_cols: Vec<bool> = (0..t.columns.len()).map(|i| any(i, |c| matches!(c, Cell::CrossHost(_)))).collect();
+    let ci_cols: Vec<bool> = (0..t.columns.len()).map(|i| any(i, |c| matches!(c, Cell::Ci(_)))).collect();
     let mut header = Vec::new();
-    for (c, is_stats) in t.columns.iter().zip(&stats_cols) {
+    for (i, c) in t.columns.iter().enumerate() {
         let h = c.header_with_unit();
-        if *is_stats {
+        if ci_cols[i] {
+            header.push(format!("{} half-width (%) median", c.header));
+            header.push(format!("{} half-width (%) max", c.header));
+        } else if stats_cols[i] {
             header.push(format!("{h} median"));
             header.push(format!("{h} min"));
             header.push(format!("{h} max"));
         } else {
-            header.push(h);
+            header.push(h.clone());
+        }
+        if cross_cols[i] {
+            header.push(format!("{} against another host's baseline", c.header));
         }
     }
     line(&mut out, &header);
@@ -29,10 +38,16 @@ pub(crate) fn render(t: &Table) -> String {
             let q = t.columns[i].quantity.unwrap_or(crate::format::Quantity::Plain);
             let num = |v: Option<f64>| v.map(|v| q.number(v)).unwrap_or_default();
             match cell {
-                Cell::Stats(s) => {
+                Cell::Stats(s) | Cell::CrossHost(s) => {
                     fields.push(num(s.map(|s| s.median)));
                     fields.push(num(s.map(|s| s.min)));
                     fields.push(num(s.map(|s| s.max)));
+                }
+                Cell::Ci(s) => {
+                    let share =
+                        |v: Option<f64>| v.map(|v| crate::format::Quantity::HalfWidth.number(v)).unwrap_or_default();
+                    fields.push(share(s.map(|s| s.median)));
+                    fields.push(share(s.map(|s| s.max)));
                 }
                 other if stats_cols[i] => {
                     // A text (status) in a statistics column: first field, others empty.
@@ -40,7 +55,14 @@ pub(crate) fn render(t: &Table) -> String {
                     fields.push(String::new());
                     fields.push(String::new());
                 }
+                other if ci_cols[i] => {
+                    fields.push(plain(t, i, other));
+                    fields.push(String::new());
+                }
                 other => fields.push(plain(t, i, other)),
+            }
+            if cross_cols[i] {
+                fields.push(if matches!(cell, Cell::CrossHost(_)) { "yes".to_string() } else { String::new() });
             }
         }
         line(&mut out, &fields);
@@ -54,7 +76,7 @@ fn plain(t: &Table, col: usize, cell: &Cell) -> String {
         Cell::Value(v) => {
             v.map(|v| t.columns[col].quantity.unwrap_or(crate::format::Quantity::Plain).number(v)).unwrap_or_default()
         }
-        Cell::Stats(_) => unreachable!("handled by the caller"),
+        Cell::Stats(_) | Cell::CrossHost(_) | Cell::Ci(_) => unreachable!("handled by the caller"),
     }
 }
 
@@ -89,6 +111,7 @@ mod tests {
             rows: vec![
                 vec![Cell::text("a, b"), Cell::Stats(Some(Stats { median: 2.0, min: 1.0, max: 3.0, n: 3 }))],
                 vec![Cell::text("c"), Cell::text("skipped")],
+                vec![Cell::text("d"), Cell::CrossHost(Some(Stats { median: 1.5, min: 1.5, max: 1.5, n: 1 }))],
             ],
             notes: vec![],
             simulated: true,
@@ -96,8 +119,12 @@ mod tests {
         let s = render(&t);
         let lines: Vec<&str> = s.lines().collect();
         assert!(lines[0].starts_with("# SIMULATED"));
-        assert_eq!(lines[1], "Workload,Ratio (×) median,Ratio (×) min,Ratio (×) max");
-        assert_eq!(lines[2], "\"a, b\",2.00,1.00,3.00");
-        assert_eq!(lines[3], "c,skipped,,");
+        assert_eq!(
+            lines[1],
+            "Workload,Ratio (×) median,Ratio (×) min,Ratio (×) max,Ratio against another host's baseline"
+        );
+        assert_eq!(lines[2], "\"a, b\",2.00,1.00,3.00,");
+        assert_eq!(lines[3], "c,skipped,,,");
+        assert_eq!(lines[4], "d,1.50,1.50,1.50,yes");
     }
 }

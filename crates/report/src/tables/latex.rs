@@ -47,6 +47,7 @@ pub(crate) fn escape(s: &str) -> String {
             '≥' => out.push_str("$\\geq$"),
             '≤' => out.push_str("$\\leq$"),
             '±' => out.push_str("$\\pm$"),
+            '†' => out.push_str("\\textsuperscript{\\dag}"),
             'Σ' => out.push_str("$\\Sigma$"),
             '→' => out.push_str("$\\rightarrow$"),
             '·' => out.push_str("$\\cdot$"),

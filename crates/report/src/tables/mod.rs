@@ -17,13 +17,36 @@ pub(crate) enum Cell {
     Text(String),
     Value(Option<f64>),
     Stats(Option<Stats>),
+    /// Statistics of ratios some of which divide by a baseline measured on another host
+    /// than the run's: shown with [`CROSS_HOST_MARK`] after the number.
+    CrossHost(Option<Stats>),
+    /// The relative half-width of 95% confidence intervals (shares), over jobs and
+    /// repetitions: `±0.4%` (the median), with the maximum in CSV and HTML.
+    Ci(Option<Stats>),
 }
 
 impl Cell {
     pub(crate) fn text(s: impl Into<String>) -> Cell {
         Cell::Text(s.into())
     }
+    /// Ratio statistics, marked when some divide by another host's baseline.
+    pub(crate) fn ratio(s: Option<Stats>, cross_host: bool) -> Cell {
+        if cross_host && s.is_some() {
+            Cell::CrossHost(s)
+        } else {
+            Cell::Stats(s)
+        }
+    }
 }
+
+/// After a ratio whose baseline came from another host.
+pub(crate) const CROSS_HOST_MARK: &str = "†";
+
+/// The legend of [`CROSS_HOST_MARK`].
+pub(crate) const CROSS_HOST_NOTE: &str = "†: some run of the value has no run of a job's model alone on its own host (GPU), so that job is divided by the baseline of the other hosts; a CPU-bound job's speed alone differs between hosts (see the baselines' between-host spread).";
+
+/// The legend of a 95% CI column.
+pub(crate) const CI_NOTE: &str = "95% CI: the half-width of the 95% confidence interval of a job's throughput over its measured window (batch means: the window cut into 4 to 10 equal parts), relative to the throughput; the median over the jobs and repetitions that have one (the maximum in the CSV and the HTML report); — where no job's window holds the 20 iterations or samples an interval needs.";
 
 /// How a column's values read.
 #[derive(Debug, Clone, PartialEq)]
@@ -71,8 +94,8 @@ pub(crate) const SIMULATED_NOTE: &str =
     "SIMULATED: these numbers come from the runner's simulated backend, not from a GPU";
 
 impl Table {
-    /// The display text of a cell (Markdown, LaTeX, HTML): numbers in the column's format,
-    /// statistics as `median (min–max)`.
+    /// The display text of a cell (Markdown, LaTeX): numbers in the column's format,
+    /// statistics as `median (min–max)`, intervals as `±median`.
     pub(crate) fn display(&self, col: usize, cell: &Cell) -> String {
         let q = self.columns[col].quantity.unwrap_or(Quantity::Plain);
         match cell {
@@ -80,6 +103,21 @@ impl Table {
             Cell::Text(s) => s.clone(),
             Cell::Value(v) => q.opt(*v),
             Cell::Stats(s) => q.stats(*s),
+            Cell::CrossHost(s) => match s {
+                Some(_) => format!("{}{CROSS_HOST_MARK}", q.stats(*s)),
+                None => MISSING.to_string(),
+            },
+            Cell::Ci(s) => s.map_or_else(|| MISSING.to_string(), |s| half_width(s.median)),
+        }
+    }
+
+    /// As [`Table::display`], with an interval's maximum beside its median: `±0.4% (max ±0.9%)`.
+    pub(crate) fn display_full(&self, col: usize, cell: &Cell) -> String {
+        match cell {
+            Cell::Ci(Some(s)) if half_width(s.max) != half_width(s.median) => {
+                format!("{} (max {})", half_width(s.median), half_width(s.max))
+            }
+            _ => self.display(col, cell),
         }
     }
 
@@ -95,12 +133,24 @@ impl Table {
     /// The notes, with the statistics convention when a column holds statistics.
     pub(crate) fn all_notes(&self) -> Vec<String> {
         let mut notes = self.notes.clone();
-        if self.rows.iter().flatten().any(|c| matches!(c, Cell::Stats(_))) {
+        let any = |f: fn(&Cell) -> bool| self.rows.iter().flatten().any(f);
+        if any(|c| matches!(c, Cell::Stats(_) | Cell::CrossHost(_))) {
             notes.push("Values are the median over repetitions, with min–max in parentheses.".to_string());
+        }
+        if any(|c| matches!(c, Cell::CrossHost(_))) {
+            notes.push(CROSS_HOST_NOTE.to_string());
+        }
+        if any(|c| matches!(c, Cell::Ci(_))) {
+            notes.push(CI_NOTE.to_string());
         }
         notes.push(format!("{MISSING}: not measured (see the status)."));
         notes
     }
+}
+
+/// `±0.4%`: a relative half-width (a share).
+fn half_width(share: f64) -> String {
+    format!("±{}%", Quantity::HalfWidth.number(share))
 }
 
 /// Notes for the workloads that were not measured: one line per distinct outcome and

@@ -25,6 +25,9 @@ pub(crate) fn baselines(results: &Results) -> Table {
                 Cell::text(b.data.clone()),
                 Cell::text(mode_name(b.mode)),
                 Cell::Stats(b.stats.throughput),
+                Cell::Ci(b.stats.throughput_ci_rel),
+                Cell::Value(Some(b.host_count as f64)),
+                Cell::Value(b.host_spread),
                 Cell::Stats(b.stats.epoch_seconds),
                 Cell::Stats(b.stats.measured_epoch_seconds),
                 Cell::Stats(b.stats.memory_bytes),
@@ -45,6 +48,9 @@ pub(crate) fn baselines(results: &Results) -> Table {
             Column::text("Data"),
             Column::text("Mode"),
             Column::number("Throughput", Quantity::Throughput),
+            Column::number("95% CI", Quantity::HalfWidth),
+            Column::number("Hosts", Quantity::Count),
+            Column::number("Between hosts", Quantity::Ratio),
             Column::number("Epoch time", Quantity::Seconds),
             Column::number("Epoch time, measured", Quantity::Seconds),
             Column::number("Memory", Quantity::GiB),
@@ -53,11 +59,51 @@ pub(crate) fn baselines(results: &Results) -> Table {
             Column::number("SM activity", Quantity::Percent),
         ],
         rows,
-        notes: vec![
+        notes: [
+            "Hosts: the lent GPUs (told apart by their UUID; each is a host of its own) with runs of the model alone; between hosts: the highest of the hosts' median throughputs over the lowest (— with one host). A collocated run is divided by the median of its own host's runs alone, or, where its host has none, by the median over all hosts (marked † in the tables).".to_string(),
+        ]
+        .into_iter()
+        .chain(host_lines(&bs))
+        .chain([
             "Epoch time: the dataset's training images over the throughput; measured: the jobs' own epoch_end events (scaled to the whole training set when a generated set is a fraction of it), when they trained whole epochs.".to_string(),
             "Memory: peak device memory of the job's processes (NVML), else PyTorch's peak reserved memory.".to_string(),
-        ],
+        ])
+        .collect(),
         simulated: results.simulated,
+    }
+}
+
+/// Per baseline measured on more than one host, each host's median (and CPU score).
+fn host_lines(bs: &[&colloc_analysis::Baseline]) -> Vec<String> {
+    bs.iter()
+        .filter(|b| b.hosts.len() > 1)
+        .map(|b| {
+            let hosts: Vec<String> = b
+                .hosts
+                .iter()
+                .map(|h| {
+                    let cpu = h.cpu_single_thread_mib_s.map_or_else(String::new, |c| {
+                        format!(", CPU {} MiB/s on one thread", Quantity::Throughput.number(c))
+                    });
+                    format!(
+                        "{} {} ({} run{}{cpu})",
+                        short_host(h.host_id.as_deref()),
+                        Quantity::Throughput.with_unit(h.throughput.median),
+                        h.throughput.n,
+                        if h.throughput.n == 1 { "" } else { "s" },
+                    )
+                })
+                .collect();
+            format!("{} b{} ({}) per host: {}.", b.model, b.batch_size, b.data, hosts.join("; "))
+        })
+        .collect()
+}
+
+/// `GPU-aea83523`: a GPU UUID cut to its first group.
+fn short_host(host: Option<&str>) -> String {
+    match host {
+        Some(h) => h.splitn(3, '-').take(2).collect::<Vec<_>>().join("-"),
+        None => "unnamed host".to_string(),
     }
 }
 
@@ -79,9 +125,10 @@ pub(crate) fn homogeneous(results: &Results) -> Table {
                 Cell::text(w.status_word()),
                 Cell::Stats(w.stats.per_job_epoch_seconds),
                 Cell::Stats(w.stats.aggregate_throughput),
-                Cell::Stats(w.stats.aggregate_ratio),
-                Cell::Stats(w.stats.antt),
-                Cell::Stats(w.stats.fairness),
+                Cell::Ci(w.stats.throughput_ci_rel),
+                Cell::ratio(w.stats.aggregate_ratio, w.cross_host_runs > 0),
+                Cell::ratio(w.stats.antt, w.cross_host_runs > 0),
+                Cell::ratio(w.stats.fairness, w.cross_host_runs > 0),
                 Cell::Stats(w.stats.mem_used_bytes_max),
                 Cell::Value(w.stats.mem_used_share.map(|s| s.median)),
             ]
@@ -105,6 +152,7 @@ pub(crate) fn homogeneous(results: &Results) -> Table {
             Column::text("Status"),
             Column::number("Per-job epoch time", Quantity::Seconds),
             Column::number("Aggregate throughput", Quantity::Throughput),
+            Column::number("95% CI", Quantity::HalfWidth),
             Column::number("STP", Quantity::Ratio),
             Column::number("ANTT", Quantity::Ratio),
             Column::number("Fairness", Quantity::Ratio),
@@ -166,7 +214,9 @@ pub(crate) fn interference(results: &Results) -> Table {
                 });
                 row.push(match c {
                     None => Cell::text("·"),
-                    Some(c) if c.normalised_throughput.is_some() => Cell::Stats(c.normalised_throughput),
+                    Some(c) if c.normalised_throughput.is_some() => {
+                        Cell::ratio(c.normalised_throughput, c.cross_host_baseline)
+                    }
                     Some(_) => Cell::text("—"),
                 });
             }
@@ -243,7 +293,9 @@ pub(crate) fn mixes(results: &Results) -> Table {
         for m in &modes {
             row.push(match of(*m) {
                 None => Cell::text("·"),
-                Some(w) if w.stats.aggregate_ratio.is_some() => Cell::Stats(w.stats.aggregate_ratio),
+                Some(w) if w.stats.aggregate_ratio.is_some() => {
+                    Cell::ratio(w.stats.aggregate_ratio, w.cross_host_runs > 0)
+                }
                 Some(w) if !w.feasible || w.status == RunStatus::Infeasible => Cell::text("infeasible"),
                 Some(w) if w.status == RunStatus::Ok => Cell::text(match w.stats.aggregate_throughput {
                     Some(t) => format!("{} (no run alone)", Quantity::Throughput.with_unit(t.median)),
@@ -251,11 +303,18 @@ pub(crate) fn mixes(results: &Results) -> Table {
                 }),
                 Some(w) => Cell::text(w.status_word()),
             });
+            row.push(match of(*m) {
+                None => Cell::text("·"),
+                Some(w) => Cell::Ci(w.stats.throughput_ci_rel),
+            });
         }
         rows.push(row);
     }
     let mut columns = vec![Column::text("Mix"), Column::text("Data"), Column::text("Jobs"), Column::text("MIG slices")];
-    columns.extend(modes.iter().map(|m| Column::number(mode_name(*m), Quantity::Ratio)));
+    for m in &modes {
+        columns.push(Column::number(mode_name(*m), Quantity::Ratio));
+        columns.push(Column::number(&format!("{} 95% CI", mode_name(*m)), Quantity::HalfWidth));
+    }
     Table {
         id: "mixes",
         title: "Heterogeneous mixes".to_string(),
@@ -331,7 +390,7 @@ pub(crate) fn utilisation(results: &Results) -> Table {
         rows,
         notes: vec![
             "SM activity, occupancy, tensor activity and DRAM bandwidth from NVML GPM (whole GPU; for MIG, the mean over instances when the whole-GPU value is not available); GPU utilisation is NVML's coarser busy time.".to_string(),
-            "Energy per image: the energy counter's increase over the window over the images all jobs trained in it.".to_string(),
+            "Energy per image: the increase of the GPU's total-energy counter (NVML) between the first and the last telemetry sample inside the window, scaled from their interval to the whole window, over the images all jobs trained in it (the sum of their throughputs times the window); the mean power times the window only where the GPU reports no energy counter.".to_string(),
             "Host CPU: the jobs' process trees summed, in cores; data wait: share of training time spent waiting for the next batch (median over the jobs).".to_string(),
         ],
         simulated: results.simulated,

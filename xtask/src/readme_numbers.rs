@@ -1,0 +1,175 @@
+//! The ranges of numbers `data/h200-quick/README.md` quotes from its traces, recomputed
+//! from the analysis the tables come from and compared at the README's printed precision.
+
+use colloc_analysis::{Results, Stats, WorkloadResult};
+use colloc_spec::Mode;
+
+const CAMPAIGN: &str = "h200-quick";
+
+fn results() -> Results {
+    let root = crate::project_root();
+    let project = colloc_spec::load_project(&root).expect("the project loads");
+    let plan = colloc_plan::plan_project_campaign(&project, CAMPAIGN, None).expect("the campaign's plan");
+    colloc_analysis::analyse(&root.join("data").join(CAMPAIGN), Some(&plan)).expect("the shipped traces")
+}
+
+fn workload<'a>(r: &'a Results, id: &str) -> &'a WorkloadResult {
+    r.workload(id).unwrap_or_else(|| panic!("no workload {id} in {CAMPAIGN}"))
+}
+
+/// `lo–hi` at `decimals`, or the one number when both read alike.
+fn range(lo: f64, hi: f64, decimals: usize) -> String {
+    let (a, b) = (format!("{lo:.decimals$}"), format!("{hi:.decimals$}"));
+    if a == b {
+        a
+    } else {
+        format!("{a}–{b}")
+    }
+}
+
+/// Min–max over repetitions of a statistic, as the tables print it.
+fn spread(s: Option<Stats>, decimals: usize) -> String {
+    let s = s.expect("measured");
+    range(s.min, s.max, decimals)
+}
+
+/// Min–max over workloads of their medians.
+fn over(values: impl IntoIterator<Item = f64>, decimals: usize) -> String {
+    let v: Vec<f64> = values.into_iter().collect();
+    assert!(!v.is_empty(), "no workload to take a range over");
+    range(
+        v.iter().copied().fold(f64::INFINITY, f64::min),
+        v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        decimals,
+    )
+}
+
+fn median(s: Option<Stats>) -> f64 {
+    s.expect("measured").median
+}
+
+fn ok(w: &&WorkloadResult) -> bool {
+    w.status.as_str() == "ok"
+}
+
+/// The phrases of the README's "What the runs show", as the traces give them.
+fn phrases(r: &Results) -> Vec<String> {
+    let mut out = Vec::new();
+    let syn = |w: &&WorkloadResult| w.data == "synthetic";
+    let generated = |w: &&WorkloadResult| w.data == "generated";
+
+    // Repetitions of the synthetic-data headline workloads: each within 1% of its median.
+    let headline: Vec<&WorkloadResult> = r.workloads.iter().filter(|w| w.headline).filter(syn).filter(ok).collect();
+    let off = |w: &WorkloadResult| {
+        let s = w.stats.aggregate_throughput.expect("measured");
+        ((s.max - s.median) / s.median).max((s.median - s.min) / s.median)
+    };
+    let widest = headline.iter().copied().max_by(|a, b| off(a).total_cmp(&off(b))).expect("headline workloads");
+    assert!(off(widest) < 0.01, "{} is {:.2}% from its median", widest.id, 100.0 * off(widest));
+    assert!(headline.iter().all(|w| w.stats.aggregate_throughput.unwrap().n == 3));
+    assert_eq!(widest.id, "e33-resnet26-cifar10-x7-mpslim1g@syn");
+    let tp = |id: &str| spread(workload(r, id).stats.aggregate_throughput, 0);
+    out.push(format!("1 × resnet26 alone {} img/s", tp("e33-resnet26-cifar10-x1-exclusive@syn")));
+    out.push(format!("2 × resnet26 under MPS {}", tp("e33-resnet26-cifar10-x2-mps@syn")));
+    out.push(format!("the widest, 7 × resnet26 under the 1g stand-in, {}", tp(&widest.id)));
+
+    // Generated data: the two repetitions' distance from their mean, the widest named.
+    let gen: Vec<&WorkloadResult> = r.workloads.iter().filter(generated).filter(ok).collect();
+    let half = |w: &WorkloadResult| {
+        let s = w.stats.aggregate_throughput.expect("measured");
+        assert_eq!(s.n, 2, "{}", w.id);
+        (s.max - s.min) / (s.max + s.min)
+    };
+    let widest = gen.iter().copied().max_by(|a, b| half(a).total_cmp(&half(b))).expect("generated workloads");
+    assert_eq!(widest.id, "e33-resnet26-cifar10-x3-naive@gen");
+    out.push(format!("up to {:.1}% from their mean", 100.0 * half(widest)));
+    out.push(format!("3 × resnet26 naive {} img/s", tp(&widest.id)));
+    out.push(format!("1 × resnet26 under MPS {}", tp("e33-resnet26-cifar10-x1-mps@gen")));
+
+    // The exp-33 models alone (batch 128, synthetic data): their SM activity.
+    let alone: Vec<_> = r.baselines.iter().filter(|b| b.data == "synthetic" && b.batch_size == 128).collect();
+    assert_eq!(alone.len(), 3);
+    out.push(format!(
+        "SM activity {}% with each exp-33 model alone",
+        over(alone.iter().map(|b| median(b.stats.sm_activity_pct)), 0)
+    ));
+
+    // Exp 33 on synthetic data, 2, 3 or 7 jobs: the STP medians per mode (homogeneous table).
+    let stp = |mode: Mode| {
+        over(
+            r.workloads
+                .iter()
+                .filter(|w| w.experiment == 33 && w.data == "synthetic" && w.n_jobs() >= 2 && w.mode == mode)
+                .filter_map(|w| w.stats.aggregate_ratio.map(|s| s.median)),
+            2,
+        )
+    };
+    out.push(format!(
+        "{}× the throughput of the model alone under MPS, {}× naive and {}× under the `mps-limited` stand-ins",
+        stp(Mode::Mps),
+        stp(Mode::Naive),
+        stp(Mode::MpsLimited)
+    ));
+    // The mixes of exp 37 (mixes table).
+    let mix = |mode: Mode| {
+        over(
+            r.workloads
+                .iter()
+                .filter(|w| w.experiment == 37 && w.mode == mode)
+                .filter_map(|w| w.stats.aggregate_ratio.map(|s| s.median)),
+            2,
+        )
+    };
+    out.push(format!(
+        "the mixes of exp 37 give {}× under MPS, {}× naive and {}× under the stand-ins",
+        mix(Mode::Mps),
+        mix(Mode::Naive),
+        mix(Mode::MpsLimited)
+    ));
+    let lim7 = workload(r, "e33-resnet26-cifar10-x7-mpslim1g@syn");
+    out.push(format!("Seven resnet26 on the 1g stand-in give {:.2}×", median(lim7.stats.aggregate_ratio)));
+
+    // Generated data: one job alone, then seven under MPS.
+    let b = |data: &str| r.baselines.iter().find(|b| b.model == "resnet26" && b.data == data).expect("resnet26 alone");
+    let g = b("generated");
+    out.push(format!(
+        "one resnet26 waits for data {:.0}% of its time (4 loader workers, {:.1} host cores) and trains at {:.0} img/s instead of {:.0}",
+        100.0 * median(g.stats.data_wait_share),
+        median(g.stats.cpu_cores),
+        median(g.stats.throughput),
+        median(b("synthetic").stats.throughput)
+    ));
+    let mps7 = workload(r, "e33-resnet26-cifar10-x7-mps@gen");
+    out.push(format!(
+        "up to {:.0} img/s under MPS with 7 jobs ({:.2}× the job alone on the same data)",
+        median(mps7.stats.aggregate_throughput),
+        median(mps7.stats.aggregate_ratio)
+    ));
+    let best = gen.iter().filter_map(|w| w.stats.aggregate_throughput.map(|s| s.median)).fold(0.0, f64::max);
+    assert_eq!(format!("{best:.0}"), format!("{:.0}", median(mps7.stats.aggregate_throughput)), "not the highest");
+    let seven: Vec<&WorkloadResult> = gen.iter().copied().filter(|w| w.n_jobs() == 7).collect();
+    out.push(format!(
+        "the wait falls to {}% while the jobs use {} of the host's 16 cores",
+        over(seven.iter().map(|w| 100.0 * median(w.stats.data_wait_share)), 0),
+        over(seven.iter().map(|w| median(w.stats.cpu_cores_total)), 0)
+    ));
+    let big = r.baselines.iter().find(|b| b.model == "resnet152" && b.batch_size == 128).expect("resnet152 alone");
+    out.push(format!("one job alone peaks at {:.1} GiB", median(big.stats.memory_bytes) / (1u64 << 30) as f64));
+    out
+}
+
+/// Each range the README quotes is the traces' at its printed precision.
+#[test]
+fn the_campaign_readme_quotes_the_traces() {
+    let readme_path = crate::project_root().join("data").join(CAMPAIGN).join("README.md");
+    let readme = std::fs::read_to_string(&readme_path).expect("the campaign's README");
+    // One line per paragraph: the README wraps its lines.
+    let text =
+        readme.split("\n\n").map(|p| p.split_whitespace().collect::<Vec<_>>().join(" ")).collect::<Vec<_>>().join("\n");
+    let missing: Vec<String> = phrases(&results()).into_iter().filter(|p| !text.contains(p.as_str())).collect();
+    assert!(
+        missing.is_empty(),
+        "data/{CAMPAIGN}/README.md does not say what the traces give; it should read:\n  {}",
+        missing.join("\n  ")
+    );
+}
