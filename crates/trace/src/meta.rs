@@ -47,8 +47,9 @@ pub struct RunMeta {
     /// Where the run's time went, on the runner's monotonic clock (absent in older traces).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phases: Option<RunPhases>,
-    /// Why the runner made this run beyond the plan's repetitions (a baseline measured again
-    /// on this host, for the collocated workloads named); absent for planned runs.
+    /// Why the runner added this run to the selection: a baseline (one model alone) measured
+    /// on this host for the collocated workloads named, as a new repetition when the
+    /// campaign has runs of it from other hosts only; absent for selected runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub added: Option<String>,
 }
