@@ -13,7 +13,8 @@ const SETUP_PER_EXTRA_JOB: f64 = 1.5;
 const TEARDOWN_SECONDS: f64 = 5.0;
 
 /// Seconds of GPU time one repetition of the workload takes (under a precision target, its
-/// upper bound: the window counted at `max_window_seconds`).
+/// upper bound: the window counted at `max_window_seconds`). The common window of a
+/// workload lasts until its slowest job has trained `min_iterations` too.
 pub fn workload_seconds(w: &PlannedWorkload, gpu: &GpuTarget, p: &Protocol) -> f64 {
     let setup = SETUP_SECONDS + SETUP_PER_EXTRA_JOB * (w.jobs.len() as f64 - 1.0);
     let model = perf::model_workload(gpu, w);
@@ -24,8 +25,11 @@ pub fn workload_seconds(w: &PlannedWorkload, gpu: &GpuTarget, p: &Protocol) -> f
             match p.kind {
                 // With a precision target the window ends between `window_seconds` and
                 // `max_window_seconds`: the estimate takes the upper bound.
-                ProtocolKind::Window { warmup_steps, window_seconds, max_window_seconds, .. } => {
-                    warmup_steps as f64 * j.batch_size as f64 / rate + max_window_seconds.unwrap_or(window_seconds)
+                // The window also lasts until every job has trained `min_iterations`.
+                ProtocolKind::Window { warmup_steps, window_seconds, max_window_seconds, min_iterations, .. } => {
+                    let iteration = j.batch_size as f64 / rate;
+                    let window = max_window_seconds.unwrap_or(window_seconds).max(min_iterations as f64 * iteration);
+                    warmup_steps as f64 * iteration + window
                 }
                 ProtocolKind::Epochs { epochs } => {
                     let train = (j.data.train_count as f64 * j.data.fraction) / rate;
@@ -36,4 +40,45 @@ pub fn workload_seconds(w: &PlannedWorkload, gpu: &GpuTarget, p: &Protocol) -> f
         })
         .fold(0.0, f64::max);
     (setup + body + TEARDOWN_SECONDS).round()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn quick(min_iterations: u32) -> Protocol {
+        Protocol {
+            name: "quick".into(),
+            description: None,
+            kind: ProtocolKind::Window {
+                warmup_steps: 15,
+                window_seconds: 10.0,
+                min_iterations,
+                precision_target: None,
+                max_window_seconds: None,
+            },
+            data_fraction: 0.05,
+            sample_every: 10,
+            repetitions: 1,
+            timeout_seconds: None,
+        }
+    }
+
+    /// A workload whose slowest job needs longer than the window for `min_iterations` is
+    /// estimated with that longer window; a fast one is not.
+    #[test]
+    fn the_window_lasts_until_the_slowest_job_has_its_minimum_of_iterations() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let plan = crate::plan_campaign(&root, "h200", None).expect("the h200 campaign plans");
+        let get = |id: &str| plan.workloads.iter().find(|w| w.id == id).unwrap_or_else(|| panic!("{id}"));
+        let slow = get("e33-resnet152-imagenet-x7-naive@gen");
+        let fast = get("e33-resnet26-cifar10-x1-exclusive@syn");
+        let model = perf::model_workload(&plan.gpu, slow);
+        let slowest = model.jobs.iter().map(|j| j.images_per_second).fold(f64::INFINITY, f64::min);
+        let needed = 50.0 * slow.jobs[0].batch_size as f64 / slowest;
+        assert!(needed > 10.0, "the test needs a job slower than 50 iterations in 10 s: {needed:.1} s");
+        let grown = workload_seconds(slow, &plan.gpu, &quick(50)) - workload_seconds(slow, &plan.gpu, &quick(0));
+        assert!((grown - (needed - 10.0)).abs() < 1.0, "grew {grown:.1} s, expected {:.1} s", needed - 10.0);
+        assert_eq!(workload_seconds(fast, &plan.gpu, &quick(50)), workload_seconds(fast, &plan.gpu, &quick(0)));
+    }
 }
