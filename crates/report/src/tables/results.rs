@@ -307,6 +307,12 @@ pub(crate) fn mixes(results: &Results) -> Table {
                 None => Cell::text("·"),
                 Some(w) => Cell::Ci(w.stats.throughput_ci_rel),
             });
+            for metric in [|w: &WorkloadResult| w.stats.antt, |w: &WorkloadResult| w.stats.fairness] {
+                row.push(match of(*m) {
+                    Some(w) if metric(w).is_some() => Cell::ratio(metric(w), w.cross_host_runs > 0),
+                    _ => Cell::text("·"),
+                });
+            }
         }
         rows.push(row);
     }
@@ -314,6 +320,8 @@ pub(crate) fn mixes(results: &Results) -> Table {
     for m in &modes {
         columns.push(Column::number(mode_name(*m), Quantity::Ratio));
         columns.push(Column::number(&format!("{} 95% CI", mode_name(*m)), Quantity::HalfWidth));
+        columns.push(Column::number(&format!("{} ANTT", mode_name(*m)), Quantity::Ratio));
+        columns.push(Column::number(&format!("{} fairness", mode_name(*m)), Quantity::Ratio));
     }
     Table {
         id: "mixes",
@@ -330,7 +338,9 @@ pub(crate) fn mixes(results: &Results) -> Table {
         notes: (!mix_classes(results).is_empty())
             .then(|| format!("{}.", mix_jobs_and_slices(results)))
             .into_iter()
-            .chain([format!(
+            .chain([
+                "Per mode: STP (the cell named after the mode: the sum over the mix's jobs of each job's throughput over its model alone), the 95% interval, ANTT (the mean over the jobs of the model's throughput alone over the job's; 1 is as fast as alone) and fairness (the lowest normalised throughput of the mix's jobs over the highest; 1 is even progress).".to_string(),
+                format!(
                 "infeasible: the MIG layout cannot be made on the GPU (more than its {}compute slices, or no placement).",
                 results.target.as_ref().map_or_else(String::new, |g| format!("{} ", number_word(g.compute_slices as usize)))
             )])
