@@ -51,12 +51,17 @@ fn a_precision_target_reaches_the_plan_and_the_estimate_counts_the_maximum_windo
     };
     assert_eq!((window_seconds, precision_target, max_window_seconds), (10.0, Some(0.01), Some(40.0)));
     assert!(precise.protocol.timeout_seconds > 40.0, "{}", precise.protocol.timeout_seconds);
-    // Every feasible workload's estimate grows by the 30 s between the window and its maximum.
+    // Every feasible workload's estimate grows by the 30 s between the window and its maximum,
+    // less what its minimum of iterations already made the window longer than 10 s.
     assert_eq!(shipped.workloads.len(), precise.workloads.len());
     for (a, b) in shipped.workloads.iter().zip(&precise.workloads) {
         assert_eq!(a.id, b.id);
         if a.feasible {
-            assert_eq!(b.estimated_seconds - a.estimated_seconds, 30.0, "{}", a.id);
+            let grown = b.estimated_seconds - a.estimated_seconds;
+            assert!((0.0..=30.0).contains(&grown), "{}: {grown}", a.id);
+            if a.id == "e33-resnet26-cifar10-x1-exclusive@syn" {
+                assert_eq!(grown, 30.0);
+            }
         }
     }
     let json = serde_json::to_value(&precise.protocol).unwrap();
