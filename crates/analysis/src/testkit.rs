@@ -455,6 +455,8 @@ fn write_run(
             git_dirty: Some(false),
             plan_hash: "f".repeat(64),
             spec_hash: Some(plan.spec_hash.clone()),
+            runner_sha256: None,
+            workload_files: BTreeMap::new(),
         },
         telemetry: TelemetryInfo {
             rate_hz: 1.0,

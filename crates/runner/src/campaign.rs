@@ -237,6 +237,8 @@ fn software(plan: &Plan, opts: &RunOptions) -> SoftwareInfo {
         git_dirty,
         plan_hash: manifest::sha256_bytes(&serde_json::to_vec(plan).expect("plans serialise")),
         spec_hash: Some(plan.spec_hash.clone()),
+        runner_sha256: std::env::current_exe().ok().and_then(|e| fs::read(e).ok()).map(|b| manifest::sha256_bytes(&b)),
+        workload_files: provenance::workload_files(&opts.job_command),
     }
 }
 
@@ -289,6 +291,10 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
         progress.log(&format!("incomplete {} moved to {}", from.display(), to.display()));
     }
     check_listed_runs(&dir)?;
+    let sw = software(plan, opts);
+    if !todo.is_empty() {
+        check_versions(&dir, &listed, &sw, opts.allow_mixed_versions, &progress)?;
+    }
 
     if let Some(total) = gpu.memory_total() {
         let planned = plan.gpu.memory_gib * GIB;
@@ -324,7 +330,6 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
     for t in todo.iter().filter(|t| t.added.is_some()) {
         progress.log(&format!("added {}: {}", t.run_id, t.added.as_deref().unwrap_or("")));
     }
-    let sw = software(plan, opts);
     let mut preload = None;
     if opts.preload && !todo.is_empty() {
         let p = Preload::start(&opts.job_command, &opts.job_env, &std::env::temp_dir())?;
@@ -410,6 +415,82 @@ fn select<'a>(
         }
     }
     todo
+}
+
+/// What differs between the software that made a run (`then`) and this invocation's
+/// (`now`): the source commit; with no commit or uncommitted changes on either side, the
+/// runner binary; the runner's version; each file of the training program.
+pub(crate) fn version_differences(then: &SoftwareInfo, now: &SoftwareInfo) -> Vec<String> {
+    let mut out = Vec::new();
+    let show = |c: &Option<String>| c.as_deref().map_or("unknown".to_string(), |c| c.chars().take(12).collect());
+    if then.git_commit != now.git_commit {
+        out.push(format!("source commit {} vs {} now", show(&then.git_commit), show(&now.git_commit)));
+    } else if then.git_commit.is_none() || then.git_dirty != Some(false) || now.git_dirty != Some(false) {
+        if then.runner_sha256 != now.runner_sha256 {
+            out.push(format!(
+                "runner binary {} vs {} now (the commit alone does not identify it: uncommitted changes or none recorded)",
+                show(&then.runner_sha256),
+                show(&now.runner_sha256)
+            ));
+        }
+    }
+    if then.runner_version != now.runner_version {
+        out.push(format!("runner version {} vs {} now", then.runner_version, now.runner_version));
+    }
+    if then.workload_files.is_empty() && !now.workload_files.is_empty() {
+        out.push("the training program's files were not recorded then".to_string());
+    } else {
+        let names: BTreeSet<&String> = then.workload_files.keys().chain(now.workload_files.keys()).collect();
+        for name in names {
+            match (then.workload_files.get(name), now.workload_files.get(name)) {
+                (Some(a), Some(b)) if a != b => out.push(format!("{name} differs")),
+                (Some(_), None) => out.push(format!("{name} is gone")),
+                (None, Some(_)) => out.push(format!("{name} is new")),
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// Refuses to add runs to a campaign made by another version of the runner or the training
+/// program (unless `allow`, which only warns), naming what differs and for how many runs.
+fn check_versions(
+    dir: &Path,
+    listed: &BTreeSet<String>,
+    now: &SoftwareInfo,
+    allow: bool,
+    progress: &Progress,
+) -> Result<()> {
+    let mut differing: std::collections::BTreeMap<Vec<String>, usize> = Default::default();
+    for name in listed {
+        let path = dir.join(RUNS_DIR).join(name).join(layout::META);
+        let Some(meta) =
+            fs::read(&path).ok().and_then(|b| serde_json::from_slice::<colloc_trace::meta::RunMeta>(&b).ok())
+        else {
+            continue;
+        };
+        let diff = version_differences(&meta.software, now);
+        if !diff.is_empty() {
+            *differing.entry(diff).or_insert(0) += 1;
+        }
+    }
+    if differing.is_empty() {
+        return Ok(());
+    }
+    let n: usize = differing.values().sum();
+    let what: Vec<String> = differing.iter().map(|(d, k)| format!("  {k} run(s): {}", d.join("; "))).collect();
+    let text = format!(
+        "{} holds {n} of {} run(s) made by another version of the runner or the training program:\n{}",
+        dir.display(),
+        listed.len(),
+        what.join("\n")
+    );
+    if allow {
+        progress.log(&format!("warning: {text}\nadding runs anyway (--allow-mixed-versions)"));
+        return Ok(());
+    }
+    bail!("{text}\nA campaign is made by one version: run into a new directory, or pass --allow-mixed-versions to add runs anyway");
 }
 
 /// Runs of the baselines (each model alone) that the selected runs are normalised by and
@@ -583,5 +664,44 @@ fn interrupt_text() -> String {
     match signals::signal() {
         Some(s) => format!("interrupted by signal {s}"),
         None => "interrupted".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sw(commit: Option<&str>, dirty: Option<bool>, binary: &str, files: &[(&str, &str)]) -> SoftwareInfo {
+        SoftwareInfo {
+            runner_version: "0.1.0".into(),
+            git_commit: commit.map(str::to_string),
+            git_dirty: dirty,
+            plan_hash: String::new(),
+            spec_hash: None,
+            runner_sha256: Some(binary.into()),
+            workload_files: files.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        }
+    }
+
+    #[test]
+    fn version_differences_name_what_differs() {
+        let files = [("workloads/train.py", "1"), ("workloads/events.py", "2")];
+        let a = sw(Some("abc"), Some(false), "x", &files);
+        assert!(version_differences(&a, &a).is_empty());
+        // A clean commit identifies the version: another binary of it is the same version.
+        assert!(version_differences(&a, &sw(Some("abc"), Some(false), "y", &files)).is_empty());
+        let d = version_differences(&a, &sw(Some("abd"), Some(false), "x", &files));
+        assert_eq!(d, ["source commit abc vs abd now"]);
+        // With uncommitted changes the binary counts.
+        let d =
+            version_differences(&sw(Some("abc"), Some(true), "x", &files), &sw(Some("abc"), Some(true), "y", &files));
+        assert!(d.len() == 1 && d[0].starts_with("runner binary x vs y now"), "{d:?}");
+        let d = version_differences(
+            &a,
+            &sw(Some("abc"), Some(false), "x", &[("workloads/train.py", "9"), ("workloads/new.py", "3")]),
+        );
+        assert_eq!(d, ["workloads/events.py is gone", "workloads/new.py is new", "workloads/train.py differs"]);
+        let d = version_differences(&sw(Some("abc"), Some(false), "x", &[]), &a);
+        assert_eq!(d, ["the training program's files were not recorded then"]);
     }
 }

@@ -88,6 +88,10 @@ pub struct RunArgs {
     /// the campaign only has from other hosts.
     #[arg(long)]
     pub no_host_baselines: bool,
+    /// Add runs to a campaign made by another version of the runner or the training program
+    /// (refused otherwise; the refusal says what differs).
+    #[arg(long)]
+    pub allow_mixed_versions: bool,
 }
 
 impl RunArgs {
@@ -141,6 +145,7 @@ impl RunArgs {
         o.progress = self.progress;
         o.preload = self.preload;
         o.host_baselines = !self.no_host_baselines;
+        o.allow_mixed_versions = self.allow_mixed_versions;
         Ok(o)
     }
 }

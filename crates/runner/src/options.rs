@@ -49,6 +49,9 @@ pub struct RunOptions {
     /// model alone) that the selected collocated runs are divided by, where the campaign has
     /// none from this host.
     pub host_baselines: bool,
+    /// Add runs to a campaign whose runs another version of the runner or the training
+    /// program made (otherwise refused).
+    pub allow_mixed_versions: bool,
 }
 
 /// External programs used to set up MPS and MIG.
@@ -105,6 +108,7 @@ impl RunOptions {
             source_commit: None,
             preload: false,
             host_baselines: true,
+            allow_mixed_versions: false,
         }
     }
 

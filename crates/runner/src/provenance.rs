@@ -38,6 +38,29 @@ pub fn host_info() -> HostInfo {
     }
 }
 
+/// sha256 of every `*.py` file beside the job command's script (its first argument ending
+/// in `.py`), keyed by the path as the command names the script's directory
+/// (`workloads/train.py`, …); empty when the command runs no Python script.
+pub fn workload_files(job_command: &[String]) -> std::collections::BTreeMap<String, String> {
+    let mut out = std::collections::BTreeMap::new();
+    let Some(script) = job_command.iter().find(|a| a.ends_with(".py")) else { return out };
+    let script = Path::new(script);
+    let dir = script.parent().unwrap_or(Path::new(""));
+    let shown =
+        |name: &str| if dir.as_os_str().is_empty() { name.to_string() } else { format!("{}/{name}", dir.display()) };
+    let Ok(entries) = fs::read_dir(if dir.as_os_str().is_empty() { Path::new(".") } else { dir }) else { return out };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.ends_with(".py") || !e.file_type().is_ok_and(|t| t.is_file()) {
+            continue;
+        }
+        if let Ok(bytes) = fs::read(e.path()) {
+            out.insert(shown(&name), colloc_trace::manifest::sha256_bytes(&bytes));
+        }
+    }
+    out
+}
+
 /// Bytes each calibration thread hashes per pass.
 const CALIBRATION_BYTES: usize = 32 << 20;
 
@@ -267,5 +290,28 @@ mod tests {
         assert!(matters("CUDA_VISIBLE_DEVICES"));
         assert!(matters("PYTHONPATH"));
         assert!(!matters("HOME"));
+    }
+}
+
+#[cfg(test)]
+mod version_tests {
+    use super::*;
+
+    #[test]
+    fn workload_files_are_the_python_files_beside_the_script() {
+        let d = tempfile::tempdir().unwrap();
+        let w = d.path().join("workloads");
+        fs::create_dir(&w).unwrap();
+        fs::write(w.join("train.py"), "a").unwrap();
+        fs::write(w.join("events.py"), "b").unwrap();
+        fs::write(w.join("notes.md"), "c").unwrap();
+        fs::create_dir(w.join("tests.py")).unwrap();
+        let script = w.join("train.py").to_string_lossy().into_owned();
+        let files = workload_files(&["python3".into(), script]);
+        let names: Vec<String> =
+            files.keys().map(|k| Path::new(k).file_name().unwrap().to_string_lossy().into_owned()).collect();
+        assert_eq!(names, ["events.py", "train.py"]);
+        assert_eq!(files.values().next().unwrap(), &colloc_trace::manifest::sha256_bytes(b"b"));
+        assert!(workload_files(&["/bin/fake-job".into()]).is_empty());
     }
 }

@@ -523,3 +523,33 @@ fn runs_record_their_phases_and_the_hosts_calibration() {
     let c = m.host.calibration.expect("calibration");
     assert!(c.single_thread_mib_s > 0.0 && c.all_threads_mib_s > 0.0 && c.threads >= 1, "{c:?}");
 }
+
+/// A campaign is made by one version: another source commit is refused, saying what differs,
+/// unless mixed versions are allowed.
+#[test]
+fn runs_are_not_added_to_a_campaign_made_by_another_version() {
+    let d = tempfile::tempdir().unwrap();
+    let p = plan(vec![
+        workload("e33-a", Mode::Exclusive, vec![job("resnet26")]),
+        workload("e33-b", Mode::Exclusive, vec![job("resnet50")]),
+    ]);
+    let mut o = sim_options(d.path());
+    o.source_commit = Some(("a".repeat(40), Some(false)));
+    o.only = vec!["e33-a".into()];
+    assert_eq!(run_campaign(&p, &o).unwrap().count(RunStatus::Ok), 1);
+
+    o.source_commit = Some(("b".repeat(40), Some(false)));
+    o.only = vec!["e33-b".into()];
+    let e = format!("{:#}", run_campaign(&p, &o).err().expect("refused"));
+    assert!(e.contains("1 of 1 run(s) made by another version"), "{e}");
+    assert!(e.contains(&format!("source commit {} vs {} now", "a".repeat(12), "b".repeat(12))), "{e}");
+    assert!(e.contains("--allow-mixed-versions"), "{e}");
+    assert!(!d.path().join("runs/e33-b.r1").exists());
+
+    o.allow_mixed_versions = true;
+    assert_eq!(run_campaign(&p, &o).unwrap().count(RunStatus::Ok), 1);
+    // Nothing left to make: no check, no refusal.
+    o.allow_mixed_versions = false;
+    o.source_commit = Some(("c".repeat(40), Some(false)));
+    assert!(run_campaign(&p, &o).unwrap().runs.is_empty());
+}

@@ -205,6 +205,14 @@ pub struct SoftwareInfo {
     /// sha256 of the plan the run came from.
     pub plan_hash: String,
     pub spec_hash: Option<String>,
+    /// sha256 of the runner binary that made the run (absent in older traces).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runner_sha256: Option<String>,
+    /// sha256 of each file of the training program's directory (`workloads/*.py`, named as
+    /// the job command names its directory), absent in older traces and for the simulated
+    /// job.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub workload_files: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
