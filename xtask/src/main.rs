@@ -2,6 +2,7 @@
 //! spec (YAML) → plan → run (traces + manifest) → verify → analyse → tables, figures, claims.
 
 mod bench;
+mod compare;
 mod package;
 mod plan;
 #[cfg(test)]
@@ -32,6 +33,8 @@ enum Task {
     Run(Box<run::Args>),
     /// Verify the shipped traces, analyse them, regenerate figures/ and paper/, print the claims.
     Reproduce(reproduce::Args),
+    /// Compare two campaign directories (e.g. a re-run against the shipped traces): a verdict per workload.
+    Compare(compare::Args),
     /// Pack the tracked sources, traces and outputs into a deterministic .tar.gz for archiving.
     Package(package::Args),
     /// Check an archive made by `package` against the checksums inside it.
@@ -54,6 +57,7 @@ fn main() -> ExitCode {
         Task::ImportRadt(a) => plan::import_main(a),
         Task::Run(a) => run::main(*a),
         Task::Reproduce(a) => reproduce::main(a),
+        Task::Compare(a) => compare::main(a),
         Task::Package(a) => package::main(a),
         Task::VerifyPackage(a) => package::verify_main(a),
         Task::Bench(a) => bench::main(a),

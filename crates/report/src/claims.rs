@@ -24,7 +24,7 @@ fn check_text(k: &CheckOutcome) -> String {
 }
 
 /// Our value, over the paper's where the check has one: `1.20 / 4`, `1`, `—`.
-fn ours_over_paper(k: &CheckOutcome) -> String {
+pub(crate) fn ours_over_paper(k: &CheckOutcome) -> String {
     match (k.value, k.paper_value) {
         (Some(v), Some(p)) => format!("{} / {}", short(v), short(p)),
         (Some(v), None) => short(v),
@@ -38,7 +38,7 @@ fn source_text(s: &SourceOutcome) -> String {
 }
 
 /// The headline grade with its source: `direction only (generated)`, `not run`.
-fn headline_text(c: &ClaimOutcome) -> String {
+pub(crate) fn headline_text(c: &ClaimOutcome) -> String {
     match &c.headline_data {
         Some(d) => format!("{} ({d})", c.verdict.as_str()),
         None => c.verdict.as_str().to_string(),

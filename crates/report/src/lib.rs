@@ -9,7 +9,8 @@
 //! order and classes, the timeline workloads and the paper's GPU come with the results and
 //! the inputs.
 //!
-//! Modules: `outputs` (every file, written or compared), `tables` (the table model and its
+//! Modules: `outputs` (every file, written or compared), `compare` (two campaigns side by
+//! side: a verdict per workload, the claims of both), `tables` (the table model and its
 //! LaTeX, CSV and Markdown), `figures` (plotters drawings, SVG and PNG), `claims` (the claims
 //! check), `html` (the one-page report), `legend` (what captions say of mixes and timeline
 //! workloads), `order` (modes, mixes and workloads in display order), `format` (numbers and
@@ -18,6 +19,7 @@
 #![warn(unreachable_pub)]
 
 mod claims;
+pub mod compare;
 mod figures;
 mod format;
 mod html;

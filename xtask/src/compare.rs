@@ -1,0 +1,94 @@
+//! `cargo xtask compare BASE NEW`: a re-run of (a subset of) a campaign against another,
+//! e.g. a reviewer's traces against the shipped `data/h200-quick`.
+//!
+//! Both directories are verified against their `SHA256SUMS` and analysed as `reproduce`
+//! does (with the plan of the campaign their runs' `meta.json` name, when it can be
+//! planned); `colloc_report::compare` makes the verdicts. Writes `compare.md` and
+//! `compare.csv` under `--out` (default `target/compare/`) and prints a summary.
+//!
+//! Exit status: 0 when every workload measured in both agrees, 1 when one differs, 2 on an
+//! error (a directory unreadable or failing verification, named in the message).
+
+use anyhow::{bail, Context, Result};
+use colloc_analysis::{ClaimOutcome, Results};
+use colloc_report::compare::{compare, Side};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The campaign directory compared against (e.g. data/h200-quick).
+    pub base: PathBuf,
+    /// The campaign directory compared (e.g. a reviewer's re-run).
+    pub new: PathBuf,
+    /// Where to write compare.md and compare.csv (default: target/compare/).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+pub fn main(a: Args) -> Result<ExitCode> {
+    match run(&a) {
+        Ok(differs) => Ok(if differs { ExitCode::FAILURE } else { ExitCode::SUCCESS }),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            Ok(ExitCode::from(2))
+        }
+    }
+}
+
+/// Compares, writes the outputs, prints the summary; whether some workload differs.
+fn run(a: &Args) -> Result<bool> {
+    let root = crate::project_root();
+    let project = colloc_spec::load_project(&root).map_err(|d| anyhow::anyhow!("{d}"))?;
+    let (base, base_claims) = side(&project, "base", &a.base)?;
+    let (new, new_claims) = side(&project, "new", &a.new)?;
+    let (bl, nl) = (a.base.display().to_string(), a.new.display().to_string());
+    let c = compare(
+        &Side { label: &bl, results: &base, claims: &base_claims },
+        &Side { label: &nl, results: &new, claims: &new_claims },
+    );
+    let out = a.out.clone().unwrap_or_else(|| root.join("target/compare"));
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    let files = [("compare.md", c.markdown()), ("compare.csv", c.csv())];
+    for (name, text) in &files {
+        let p = out.join(name);
+        std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))?;
+    }
+    print!("{}", c.console());
+    println!("wrote compare.md and compare.csv under {}", out.display());
+    Ok(c.differs())
+}
+
+/// Verifies and analyses one campaign directory, and grades the claims on it.
+fn side(project: &colloc_spec::Project, label: &str, dir: &Path) -> Result<(Results, Vec<ClaimOutcome>)> {
+    let what = format!("{label} campaign directory {}", dir.display());
+    if !dir.is_dir() {
+        bail!("{what}: not a directory");
+    }
+    let name = campaign_of(dir).with_context(|| what.clone())?;
+    let artifact = &project.artifact;
+    let plan = name
+        .filter(|n| artifact.campaigns.iter().any(|c| &c.name.value == n))
+        .and_then(|n| colloc_plan::plan_project_campaign(project, &n, None).ok());
+    let results = colloc_analysis::analyse(dir, plan.as_ref()).with_context(|| what.clone())?;
+    let claims = colloc_analysis::evaluate(&results, &artifact.claims).with_context(|| what.clone())?;
+    Ok((results, claims))
+}
+
+/// The campaign named in the first run's `meta.json` (`None` without runs).
+fn campaign_of(dir: &Path) -> Result<Option<String>> {
+    let runs = dir.join(colloc_trace::layout::RUNS_DIR);
+    if !runs.is_dir() {
+        return Ok(None);
+    }
+    let mut names: Vec<PathBuf> = std::fs::read_dir(&runs)
+        .with_context(|| format!("reading {}", runs.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path().join(colloc_trace::layout::META)))
+        .filter(|p| p.is_file())
+        .collect();
+    names.sort();
+    let Some(meta) = names.first() else { return Ok(None) };
+    let text = std::fs::read_to_string(meta).with_context(|| format!("reading {}", meta.display()))?;
+    let v: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("parsing {}", meta.display()))?;
+    Ok(v["campaign"].as_str().map(str::to_string))
+}

@@ -1,0 +1,141 @@
+//! `cargo xtask compare BASE NEW` on the shipped campaign, against itself and against
+//! altered copies of it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn shipped() -> PathBuf {
+    root().join("data/h200-quick")
+}
+
+fn compare(base: &Path, new: &Path, out: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["compare", base.to_str().unwrap(), new.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
+}
+
+/// The shipped campaign copied under `tmp`.
+fn copy_of_shipped(tmp: &Path) -> PathBuf {
+    let dir = tmp.join("h200-quick");
+    copy_dir(&shipped(), &dir);
+    dir
+}
+
+/// The workload altered by [`scale_one_job`]: two jobs, one repetition.
+const ALTERED_RUN: &str = "e33-resnet152-imagenet-x2-naive@syn.r1";
+const ALTERED_WORKLOAD: &str = "e33-resnet152-imagenet-x2-naive@syn";
+
+/// Scales the images of job 0's `sample` events of [`ALTERED_RUN`] by `factor`; with
+/// `manifest`, enters the file's new checksum in `SHA256SUMS`.
+fn scale_one_job(dir: &Path, factor: f64, manifest: bool) {
+    let rel = format!("runs/{ALTERED_RUN}/job-0.events.jsonl");
+    let path = dir.join(&rel);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut out = String::new();
+    let mut scaled = 0;
+    for line in text.lines() {
+        let mut v: serde_json::Value = serde_json::from_str(line).unwrap();
+        if v["event"] == "sample" {
+            let images = v["images"].as_f64().unwrap();
+            v["images"] = serde_json::json!((images * factor).round() as u64);
+            scaled += 1;
+            out.push_str(&serde_json::to_string(&v).unwrap());
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    assert!(scaled > 0, "no sample events in {rel}");
+    std::fs::write(&path, out).unwrap();
+    if manifest {
+        let sums = dir.join("SHA256SUMS");
+        let sum = colloc_trace::manifest::sha256_file(&path).unwrap();
+        let text = std::fs::read_to_string(&sums).unwrap();
+        let suffix = format!("  {rel}");
+        assert!(text.lines().any(|l| l.ends_with(&suffix)), "{rel} not in SHA256SUMS");
+        let new: String = text
+            .lines()
+            .map(|l| if l.ends_with(&suffix) { format!("{sum}{suffix}\n") } else { format!("{l}\n") })
+            .collect();
+        std::fs::write(&sums, new).unwrap();
+    }
+}
+
+/// The CSV rows whose verdict is `v`: their workload ids.
+fn with_verdict(out: &Path, v: &str) -> Vec<String> {
+    let csv = std::fs::read_to_string(out.join("compare.csv")).unwrap();
+    csv.lines()
+        .skip(1)
+        .filter(|l| l.split(',').nth(2) == Some(v))
+        .map(|l| l.split(',').next().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn the_shipped_campaign_agrees_with_itself() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = compare(&shipped(), &shipped(), tmp.path());
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&o.stderr));
+    assert!(stdout.contains(" agree, 0 differ, 0 only in base, 0 only in new"), "{stdout}");
+    assert!(with_verdict(tmp.path(), "differs").is_empty());
+    assert!(with_verdict(tmp.path(), "agrees").len() > 50);
+    let md = std::fs::read_to_string(tmp.path().join("compare.md")).unwrap();
+    assert!(md.contains("Tolerance: the larger of a declared floor"), "{md}");
+    assert!(md.contains("## Claims") && md.contains("| C1 |"), "{md}");
+}
+
+#[test]
+fn one_job_ten_percent_faster_differs_for_exactly_its_workload() {
+    let tmp = tempfile::tempdir().unwrap();
+    let altered = copy_of_shipped(tmp.path());
+    scale_one_job(&altered, 1.1, true);
+    let out = tmp.path().join("out");
+    let o = compare(&shipped(), &altered, &out);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{stdout}\n{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(with_verdict(&out, "differs"), vec![ALTERED_WORKLOAD.to_string()], "{stdout}");
+    assert!(stdout.contains(" 1 differ, 0 only in base, 0 only in new"), "{stdout}");
+    assert!(stdout.lines().any(|l| l.trim_start().starts_with(ALTERED_WORKLOAD) && l.contains("STP base")), "{stdout}");
+    // One of two jobs 10 % faster: the ratio about 5 % higher.
+    let csv = std::fs::read_to_string(out.join("compare.csv")).unwrap();
+    let row = csv.lines().find(|l| l.starts_with(&format!("{ALTERED_WORKLOAD},"))).unwrap();
+    let difference: f64 = row.split(',').nth(5).unwrap().parse().unwrap();
+    assert!((0.03..0.07).contains(&difference), "{row}");
+}
+
+#[test]
+fn a_directory_failing_verification_is_an_error_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tampered = copy_of_shipped(tmp.path());
+    scale_one_job(&tampered, 1.1, false);
+    let o = compare(&shipped(), &tampered, &tmp.path().join("out"));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(&format!("new campaign directory {}", tampered.display())), "{stderr}");
+    assert!(stderr.contains("SHA256SUMS") && stderr.contains(ALTERED_RUN), "{stderr}");
+
+    let missing = tmp.path().join("no-such-campaign");
+    let o = compare(&missing, &shipped(), &tmp.path().join("out"));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(&format!("base campaign directory {}", missing.display())), "{stderr}");
+}
