@@ -23,11 +23,11 @@ pub const FILE_DATA_FLOOR: f64 = 0.05;
 
 /// How the tolerance is made, in words (the Markdown report says it).
 pub const TOLERANCE_RULE: &str = "Tolerance: the larger of a declared floor (2 % on synthetic data, 5 % on file \
-data: generated or imagefolder) and twice the combined relative spread of the two campaigns. A campaign's spread \
-of a value is sqrt(a² + b²), with a the relative half-range of its repetitions ((max − min) / 2 / median) and b the \
-median relative half-width of the 95 % confidence intervals of its jobs' throughputs; the two campaigns' spreads \
-combine likewise, sqrt(s_base² + s_new²). A workload agrees when |new / base − 1| ≤ tolerance for every value \
-compared.";
+data: generated or imagefolder) and the combined relative uncertainty of the two campaigns. A campaign's \
+uncertainty of a value is sqrt((2a)² + b²), with a the relative half-range of its repetitions ((max − min) / 2 / \
+median), doubled as a rough 95 % bound, and b the median relative half-width of the 95 % confidence intervals of its \
+jobs' throughputs; the two campaigns' uncertainties combine as sqrt(u_base² + u_new²). A workload agrees when \
+|new / base − 1| ≤ tolerance for every value compared.";
 
 /// The floor of the tolerance for a workload's data source.
 pub fn floor(data: &str) -> f64 {
@@ -38,19 +38,19 @@ pub fn floor(data: &str) -> f64 {
     }
 }
 
-/// One campaign's relative spread of a value: its repetitions' relative half-range
-/// `(max − min) / 2 / median` combined with the median relative 95% CI half-width of its
-/// jobs, `sqrt(a² + b²)`.
+/// One campaign's relative uncertainty of a value, as a rough 95% half-width: its
+/// repetitions' relative half-range `a = (max − min) / 2 / median`, doubled, combined with
+/// the median relative 95% CI half-width `b` of its jobs: `sqrt((2a)² + b²)`.
 pub fn spread(stats: &Stats, ci_rel: Option<&Stats>) -> f64 {
     let half_range = if stats.median > 0.0 { (stats.max - stats.min) / 2.0 / stats.median } else { 0.0 };
     let ci = ci_rel.map(|s| s.median).filter(|v| v.is_finite()).unwrap_or(0.0);
-    half_range.hypot(ci)
+    (2.0 * half_range).hypot(ci)
 }
 
-/// The tolerance of a difference: the larger of `floor` and twice the two spreads
-/// combined, `2 · sqrt(s_base² + s_new²)`.
+/// The tolerance of a difference: the larger of `floor` and the two uncertainties
+/// combined, `sqrt(u_base² + u_new²)`.
 pub fn tolerance(floor: f64, spread_base: f64, spread_new: f64) -> f64 {
-    floor.max(2.0 * spread_base.hypot(spread_new))
+    floor.max(spread_base.hypot(spread_new))
 }
 
 /// One value of a workload in both campaigns.
@@ -440,15 +440,15 @@ mod tests {
     }
 
     #[test]
-    fn the_tolerance_is_the_floor_or_twice_the_combined_spread() {
+    fn the_tolerance_is_the_floor_or_the_combined_uncertainty() {
         assert_eq!(floor("synthetic"), 0.02);
         assert_eq!(floor("generated"), 0.05);
         assert_eq!(floor("imagefolder"), 0.05);
-        // Half-range 3 %, CI 4 %: spread 5 %.
-        let s = spread(&stats(1.0, 0.97, 1.03), Some(&stats(0.04, 0.0, 1.0)));
+        // Half-range 1.5 % (doubled: 3 %), CI 4 %: uncertainty 5 %.
+        let s = spread(&stats(1.0, 0.985, 1.015), Some(&stats(0.04, 0.0, 1.0)));
         assert!((s - 0.05).abs() < 1e-12, "{s}");
-        // Both sides 5 %: 2 · sqrt(2) · 5 % ≈ 14.1 %, above either floor.
-        assert!((tolerance(0.02, s, s) - 0.1 * 2f64.sqrt()).abs() < 1e-12);
+        // Both sides 5 %: sqrt(2) · 5 % ≈ 7.1 %, above either floor.
+        assert!((tolerance(0.02, s, s) - 0.05 * 2f64.sqrt()).abs() < 1e-12);
         // A tight campaign falls back to the floor.
         let tight = spread(&stats(2.0, 2.0, 2.0), Some(&stats(0.001, 0.0, 1.0)));
         assert_eq!(tolerance(0.02, tight, tight), 0.02);

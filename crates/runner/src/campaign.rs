@@ -425,14 +425,14 @@ pub(crate) fn version_differences(then: &SoftwareInfo, now: &SoftwareInfo) -> Ve
     let show = |c: &Option<String>| c.as_deref().map_or("unknown".to_string(), |c| c.chars().take(12).collect());
     if then.git_commit != now.git_commit {
         out.push(format!("source commit {} vs {} now", show(&then.git_commit), show(&now.git_commit)));
-    } else if then.git_commit.is_none() || then.git_dirty != Some(false) || now.git_dirty != Some(false) {
-        if then.runner_sha256 != now.runner_sha256 {
-            out.push(format!(
-                "runner binary {} vs {} now (the commit alone does not identify it: uncommitted changes or none recorded)",
-                show(&then.runner_sha256),
-                show(&now.runner_sha256)
-            ));
-        }
+    } else if (then.git_commit.is_none() || then.git_dirty != Some(false) || now.git_dirty != Some(false))
+        && then.runner_sha256 != now.runner_sha256
+    {
+        out.push(format!(
+            "runner binary {} vs {} now (the commit alone does not identify it: uncommitted changes or none recorded)",
+            show(&then.runner_sha256),
+            show(&now.runner_sha256)
+        ));
     }
     if then.runner_version != now.runner_version {
         out.push(format!("runner version {} vs {} now", then.runner_version, now.runner_version));

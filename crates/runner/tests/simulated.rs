@@ -540,7 +540,7 @@ fn runs_are_not_added_to_a_campaign_made_by_another_version() {
 
     o.source_commit = Some(("b".repeat(40), Some(false)));
     o.only = vec!["e33-b".into()];
-    let e = format!("{:#}", run_campaign(&p, &o).err().expect("refused"));
+    let e = format!("{:#}", run_campaign(&p, &o).expect_err("refused"));
     assert!(e.contains("1 of 1 run(s) made by another version"), "{e}");
     assert!(e.contains(&format!("source commit {} vs {} now", "a".repeat(12), "b".repeat(12))), "{e}");
     assert!(e.contains("--allow-mixed-versions"), "{e}");
