@@ -124,7 +124,10 @@ fn check_meta(meta: &RunMeta, workload: &PlannedWorkload, dir_name: &str) -> Res
     }
     if let Some(c) = &meta.host.calibration {
         if !(c.single_thread_mib_s.is_finite() && c.single_thread_mib_s > 0.0) {
-            return Err(format!("`host.calibration.single_thread_mib_s` is {}, not a positive number", c.single_thread_mib_s));
+            return Err(format!(
+                "`host.calibration.single_thread_mib_s` is {}, not a positive number",
+                c.single_thread_mib_s
+            ));
         }
     }
     if meta.status == RunStatus::Ok {
@@ -160,7 +163,13 @@ fn check_versions(meta: &RunMeta, events: &[Vec<Event>]) -> Result<(), String> {
     Ok(())
 }
 
-fn read_optional_csv(dir: &Path, rel: &str, file: &str, numeric: &[&str], jobs: Option<usize>) -> Result<Option<DataFrame>> {
+fn read_optional_csv(
+    dir: &Path,
+    rel: &str,
+    file: &str,
+    numeric: &[&str],
+    jobs: Option<usize>,
+) -> Result<Option<DataFrame>> {
     let path = dir.join(file);
     if !path.exists() {
         return Ok(None);

@@ -295,7 +295,9 @@ impl LogOrder {
                 }
                 if let Some(b) = self.next_base {
                     if (base_mono - b).abs() > 2e-6 {
-                        return Err(format!("iterations: base_mono {base_mono} is not the previous chunk's last end {b}"));
+                        return Err(format!(
+                            "iterations: base_mono {base_mono} is not the previous chunk's last end {b}"
+                        ));
                     }
                 }
                 self.next_step = first_step.saturating_add(n as u64);
