@@ -166,4 +166,54 @@ mod tests {
         let o = super::reproduce(&root, None, true, None).unwrap();
         assert!(o.changes.is_empty(), "outputs are stale; run `cargo xtask reproduce`:\n{}", o.changes.join("\n"));
     }
+
+    fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                copy_dir(&e.path(), &to.join(e.file_name()));
+            } else {
+                std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+            }
+        }
+    }
+
+    /// A campaign from a stranger whose checksums match but whose trace is damaged: the
+    /// reproduction stops with one paragraph naming the campaign, the run, the file, the
+    /// line and what is wrong (what `cargo xtask reproduce` prints after `error:`, exiting 1).
+    #[test]
+    fn a_damaged_trace_stops_the_reproduction_with_one_paragraph() {
+        let root = crate::project_root();
+        let d = tempfile::tempdir().unwrap();
+        let project = d.path();
+        std::fs::copy(root.join("artifact.yaml"), project.join("artifact.yaml")).unwrap();
+        copy_dir(&root.join("experiments"), &project.join("experiments"));
+        let run = "e37-M+S-mps@syn.r1";
+        let campaign = project.join("data/stranger");
+        let run_dir = campaign.join("runs").join(run);
+        copy_dir(&root.join("data/h200-quick/runs").join(run), &run_dir);
+        // Line 5 of job 1's log: a negative time.
+        let log = run_dir.join("job-1.events.jsonl");
+        let text = std::fs::read_to_string(&log).unwrap();
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        assert!(lines[4].starts_with("{\"mono\": "), "{}", lines[4]);
+        lines[4] = lines[4].replacen("{\"mono\": ", "{\"mono\": -", 1);
+        std::fs::write(&log, lines.join("\n") + "\n").unwrap();
+        colloc_trace::manifest::add_dir(&campaign, "runs").unwrap();
+
+        let out = d.path().join("out");
+        let r = super::reproduce(project, Some("stranger"), false, Some(&out));
+        let Err(e) = r else {
+            panic!("a damaged campaign was reproduced");
+        };
+        let message = format!("{e:#}");
+        assert!(!message.contains('\n'), "{message}");
+        assert!(
+            message.starts_with(&format!("campaign stranger: run {run} is unreadable, nothing was analysed: "))
+                && message.contains(&format!("runs/{run}/job-1.events.jsonl: line 5: mono is -")),
+            "{message}"
+        );
+        assert!(!out.exists(), "nothing is written for a campaign that cannot be analysed");
+    }
 }

@@ -55,7 +55,9 @@ pub fn analyse(campaign_dir: &Path, plan: Option<&Plan>) -> Result<Results> {
 
     let mut runs = Vec::new();
     for dir in load::run_dirs(campaign_dir)? {
-        let mut run = load::read_run(&dir)?;
+        let run_name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let mut run = load::read_run(&dir)
+            .with_context(|| format!("campaign {campaign}: run {run_name} is unreadable, nothing was analysed"))?;
         if let Some(w) = plan.and_then(|p| p.workloads.iter().find(|w| w.id == run.workload.id)) {
             if same_jobs(w, &run.workload) {
                 run.workload = w.clone();
@@ -82,7 +84,8 @@ pub fn analyse(campaign_dir: &Path, plan: Option<&Plan>) -> Result<Results> {
     let mut results = Vec::with_capacity(runs.len());
     let mut timelines = Vec::new();
     for r in &runs {
-        let a = per_run::analyse_run(r, r.workload.timeline)?;
+        let a = per_run::analyse_run(r, r.workload.timeline)
+            .with_context(|| format!("campaign {campaign}: run {} cannot be analysed", r.meta.run_id))?;
         let mut result = a.result;
         result.superseded = latest.get(&(r.meta.workload_id.clone(), r.meta.repetition)) != Some(&r.meta.attempt);
         if let (Some(points), false) = (a.timeline, result.superseded) {

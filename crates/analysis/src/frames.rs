@@ -8,12 +8,9 @@
 use anyhow::{bail, Context, Result};
 use colloc_trace::events::{Event, EventBody};
 use flate2::read::GzDecoder;
-use polars::prelude::{
-    col, lit, Column, CsvReadOptions, DataFrame, DataType, Expr, Field, IntoLazy, LazyFrame, Schema, SerReader,
-};
-use std::io::{Cursor, Read};
+use polars::prelude::{col, lit, Column, DataFrame, DataType, Expr, IntoLazy, LazyFrame};
+use std::io::Read;
 use std::path::Path;
-use std::sync::Arc;
 
 /// Columns of `telemetry.csv.gz` read as numbers (the others stay text).
 pub(crate) const TELEMETRY_NUMERIC: &[&str] = &[
@@ -38,40 +35,110 @@ pub(crate) const TELEMETRY_NUMERIC: &[&str] = &[
 /// Columns of `processes.csv.gz` read as numbers.
 pub(crate) const PROCESS_NUMERIC: &[&str] = &["mono", "wall", "job", "pids", "cpu_pct", "rss_bytes", "gpu_mem_bytes"];
 
-/// Reads a gzip CSV: the listed columns as Float64 (empty field: null), any other column as
+/// Reads a gzip CSV as the runner writes it: a header line, then rows of as many fields
+/// (no quoting), the listed columns as Float64 (empty field: null), any other column as
 /// text. A listed column absent from the file is added as nulls; `mono` must be present.
-pub(crate) fn read_gz_csv(path: &Path, numeric: &[&str]) -> Result<DataFrame> {
+///
+/// A damaged file is an error naming the line (and data row): a truncated gzip stream, a
+/// row with another number of fields than the header, a number that does not parse or is
+/// not finite, a negative one (`instance` may be -1, the whole GPU), an empty or decreasing
+/// `mono`, an `instance` or `job` that is not a whole number, a `job` not below `jobs`.
+pub(crate) fn read_gz_csv(path: &Path, numeric: &[&str], jobs: Option<usize>) -> Result<DataFrame> {
     let mut bytes = Vec::new();
     GzDecoder::new(std::fs::File::open(path).context("cannot open")?)
         .read_to_end(&mut bytes)
-        .context("not a readable gzip file")?;
-    let header_end = bytes.iter().position(|&b| b == b'\n').unwrap_or(bytes.len());
-    let header = std::str::from_utf8(&bytes[..header_end]).context("header is not UTF-8")?;
-    let names: Vec<String> = header.trim_end_matches('\r').split(',').map(|n| n.trim().to_string()).collect();
-    if !names.iter().any(|n| n == "mono") {
-        bail!("no `mono` column in the header {header:?}");
+        .context("not a readable gzip file (truncated or damaged)")?;
+    let text = std::str::from_utf8(&bytes).map_err(|e| {
+        let line = bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
+        anyhow::anyhow!("line {line}: not UTF-8 text")
+    })?;
+    let mut lines = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l));
+    let header = lines.next().unwrap_or("");
+    let names: Vec<&str> = header.split(',').map(str::trim).collect();
+    if !names.contains(&"mono") {
+        bail!("line 1: no `mono` column in the header {header:?}");
     }
-    let schema: Schema = names
-        .iter()
-        .map(|n| {
-            let dtype = if numeric.contains(&n.as_str()) { DataType::Float64 } else { DataType::String };
-            Field::new(n.as_str().into(), dtype)
-        })
-        .collect();
-    let mut df = CsvReadOptions::default()
-        .with_has_header(true)
-        .with_schema(Some(Arc::new(schema)))
-        .with_n_threads(Some(1))
-        .with_rechunk(true)
-        .into_reader_with_file_handle(Cursor::new(bytes))
-        .finish()
-        .context("not a CSV with the expected columns")?;
-    for n in numeric {
-        if !names.iter().any(|x| x == n) {
-            let height = df.height();
-            df.with_column(Column::full_null((*n).into(), height, &DataType::Float64))?;
+    if let Some(dup) = names.iter().enumerate().find_map(|(i, n)| names[..i].contains(n).then_some(n)) {
+        bail!("line 1: the column {dup:?} appears twice in the header");
+    }
+    let is_num: Vec<bool> = names.iter().map(|n| numeric.contains(n)).collect();
+    let mut nums: Vec<Vec<Option<f64>>> = vec![Vec::new(); names.len()];
+    let mut texts: Vec<Vec<Option<String>>> = vec![Vec::new(); names.len()];
+    let mono_at = names.iter().position(|n| *n == "mono").unwrap_or(0);
+    let mut last_mono = f64::NEG_INFINITY;
+    let mut row = 0usize;
+    let mut pending_blank = None;
+    for (k, line) in lines.enumerate() {
+        let line_no = k + 2;
+        if line.is_empty() {
+            pending_blank.get_or_insert(line_no);
+            continue;
+        }
+        if let Some(blank) = pending_blank {
+            bail!("line {blank}: an empty line between rows");
+        }
+        row += 1;
+        let at = |what: String| anyhow::anyhow!("line {line_no} (row {row}): {what}");
+        let fields: Vec<&str> = line.split(',').collect();
+        if fields.len() != names.len() {
+            return Err(at(format!("{} fields, the header has {}", fields.len(), names.len())));
+        }
+        for (c, field) in fields.iter().enumerate() {
+            let field = field.trim();
+            if !is_num[c] {
+                texts[c].push((!field.is_empty()).then(|| field.to_string()));
+                continue;
+            }
+            if field.is_empty() {
+                if c == mono_at {
+                    return Err(at("`mono` is empty".to_string()));
+                }
+                nums[c].push(None);
+                continue;
+            }
+            let name = names[c];
+            let v: f64 = field.parse().map_err(|_| at(format!("`{name}` is {field:?}, not a number")))?;
+            if !v.is_finite() {
+                return Err(at(format!("`{name}` is {field:?}, not a finite number")));
+            }
+            let least = if name == "instance" { -1.0 } else { 0.0 };
+            if v < least {
+                return Err(at(format!("`{name}` is {v}, below {least}")));
+            }
+            if (name == "instance" || name == "job") && v.fract() != 0.0 {
+                return Err(at(format!("`{name}` is {v}, not a whole number")));
+            }
+            if let (Some(n), "job") = (jobs, name) {
+                if v >= n as f64 {
+                    return Err(at(format!("`job` is {v}, but the workload has {n} jobs")));
+                }
+            }
+            if c == mono_at {
+                if v < last_mono {
+                    return Err(at(format!("`mono` goes backwards ({v} after {last_mono})")));
+                }
+                last_mono = v;
+            }
+            nums[c].push(Some(v));
         }
     }
+    let mut columns: Vec<Column> = names
+        .iter()
+        .enumerate()
+        .map(|(c, n)| {
+            if is_num[c] {
+                Column::new((*n).into(), std::mem::take(&mut nums[c]))
+            } else {
+                Column::new((*n).into(), std::mem::take(&mut texts[c]))
+            }
+        })
+        .collect();
+    for n in numeric {
+        if !names.contains(n) {
+            columns.push(Column::full_null((*n).into(), row, &DataType::Float64));
+        }
+    }
+    let mut df = DataFrame::new_infer_height(columns)?;
     df.rechunk_mut();
     Ok(df)
 }

@@ -2,9 +2,9 @@
 
 use anyhow::{Context, Result};
 use colloc_plan::PlannedWorkload;
-use colloc_trace::events::{parse_log, Event};
-use colloc_trace::layout;
-use colloc_trace::meta::RunMeta;
+use colloc_trace::events::{log_protocol_version, read_log, Event};
+use colloc_trace::meta::{RunMeta, RunStatus};
+use colloc_trace::{ids, layout};
 use polars::prelude::DataFrame;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -42,46 +42,137 @@ pub(crate) fn run_dirs(campaign: &Path) -> Result<Vec<PathBuf>> {
     Ok(dirs)
 }
 
+/// Reads one run directory, refusing content the runner does not write: each error names
+/// the file (`runs/<run-id>/<file>`), and the line or row where there is one.
 pub(crate) fn read_run(dir: &Path) -> Result<RunData> {
     let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let rel = format!("{}/{name}", layout::RUNS_DIR);
-    let meta_path = dir.join(layout::META);
-    let text = fs::read_to_string(&meta_path).with_context(|| format!("{rel}/{}: cannot read", layout::META))?;
-    let meta: RunMeta =
-        serde_json::from_str(&text).with_context(|| format!("{rel}/{}: not a run's meta.json", layout::META))?;
+    let meta_file = format!("{rel}/{}", layout::META);
+    let text = fs::read_to_string(dir.join(layout::META)).with_context(|| format!("{meta_file}: cannot read"))?;
+    let meta: RunMeta = serde_json::from_str(&text).with_context(|| format!("{meta_file}: not a run's meta.json"))?;
     let workload: PlannedWorkload = serde_json::from_value(meta.workload.clone())
-        .with_context(|| format!("{rel}/{}: `workload` is not a planned workload", layout::META))?;
-    anyhow::ensure!(!workload.jobs.is_empty(), "{rel}/{}: workload {} has no jobs", layout::META, workload.id);
-    anyhow::ensure!(
-        meta.workload_id == workload.id,
-        "{rel}/{}: workload_id {} differs from the embedded workload's id {}",
-        layout::META,
-        meta.workload_id,
-        workload.id
-    );
+        .with_context(|| format!("{meta_file}: `workload` is not a planned workload"))?;
+    check_meta(&meta, &workload, &name).map_err(|e| anyhow::anyhow!("{meta_file}: {e}"))?;
 
     let mut events = Vec::with_capacity(workload.jobs.len());
     for i in 0..workload.jobs.len() {
         let file = layout::job_events(i);
         let path = dir.join(&file);
         if !path.exists() {
+            anyhow::ensure!(
+                meta.status != RunStatus::Ok,
+                "{rel}/{file}: missing, but meta.json says the run is ok (every job of an ok run writes its events)"
+            );
             events.push(Vec::new());
             continue;
         }
         let text = fs::read_to_string(&path).with_context(|| format!("{rel}/{file}: cannot read"))?;
-        let parsed = parse_log(&text).map_err(|e| anyhow::anyhow!("{rel}/{file}: {e}"))?;
+        let parsed = read_log(&text, i as u32).map_err(|e| anyhow::anyhow!("{rel}/{file}: {e}"))?;
+        anyhow::ensure!(
+            meta.status != RunStatus::Ok || !parsed.is_empty(),
+            "{rel}/{file}: no events, but meta.json says the run is ok"
+        );
         events.push(parsed);
     }
+    check_versions(&meta, &events).map_err(|e| anyhow::anyhow!("{rel}: {e}"))?;
 
-    let telemetry = read_optional_csv(dir, &rel, layout::TELEMETRY, frames::TELEMETRY_NUMERIC)?;
-    let processes = read_optional_csv(dir, &rel, layout::PROCESSES, frames::PROCESS_NUMERIC)?;
+    let jobs = workload.jobs.len();
+    let telemetry = read_optional_csv(dir, &rel, layout::TELEMETRY, frames::TELEMETRY_NUMERIC, None)?;
+    let processes = read_optional_csv(dir, &rel, layout::PROCESSES, frames::PROCESS_NUMERIC, Some(jobs))?;
     Ok(RunData { rel, meta, workload, events, telemetry, processes })
 }
 
-fn read_optional_csv(dir: &Path, rel: &str, file: &str, numeric: &[&str]) -> Result<Option<DataFrame>> {
+/// What `meta.json` must say of itself, beyond its types: what the run is (its id, the
+/// directory's name), its jobs (one record per planned job, or none when nothing ran) and,
+/// for a run that is `ok`, its release and window on the monotonic clock.
+fn check_meta(meta: &RunMeta, workload: &PlannedWorkload, dir_name: &str) -> Result<(), String> {
+    if workload.jobs.is_empty() {
+        return Err(format!("workload {} has no jobs", workload.id));
+    }
+    if meta.workload_id != workload.id {
+        return Err(format!(
+            "workload_id {} differs from the embedded workload's id {}",
+            meta.workload_id, workload.id
+        ));
+    }
+    if meta.repetition == 0 || meta.attempt == 0 {
+        return Err(format!("repetition {} and attempt {} must both be ≥ 1", meta.repetition, meta.attempt));
+    }
+    let id = ids::run_id(&meta.workload_id, meta.repetition, meta.attempt);
+    if meta.run_id != id {
+        return Err(format!(
+            "run_id {} is not that of workload {}, repetition {}, attempt {} ({id})",
+            meta.run_id, meta.workload_id, meta.repetition, meta.attempt
+        ));
+    }
+    if meta.run_id != dir_name {
+        return Err(format!("run_id {} differs from the directory's name {dir_name}", meta.run_id));
+    }
+    let (planned, recorded) = (workload.jobs.len(), meta.jobs.len());
+    if recorded != planned && (recorded != 0 || meta.status == RunStatus::Ok) {
+        return Err(format!(
+            "`jobs` has {recorded} records, but the planned workload (`workload.jobs`) has {planned} jobs"
+        ));
+    }
+    if let Some((k, j)) = meta.jobs.iter().enumerate().find(|(k, j)| j.index as usize != *k) {
+        return Err(format!("`jobs[{k}]` has index {}, expected {k}", j.index));
+    }
+    for (what, v) in [("release_mono", meta.release_mono), ("window_end_mono", meta.window_end_mono)] {
+        if let Some(v) = v.filter(|v| !v.is_finite() || *v < 0.0) {
+            return Err(format!("`{what}` is {v}, not a finite number ≥ 0"));
+        }
+    }
+    if let Some(c) = &meta.host.calibration {
+        if !(c.single_thread_mib_s.is_finite() && c.single_thread_mib_s > 0.0) {
+            return Err(format!(
+                "`host.calibration.single_thread_mib_s` is {}, not a positive number",
+                c.single_thread_mib_s
+            ));
+        }
+    }
+    if meta.status == RunStatus::Ok {
+        let Some(release) = meta.release_mono else {
+            return Err("status ok without a `release_mono` (an ok run was released)".to_string());
+        };
+        if let Some(end) = meta.window_end_mono.filter(|end| *end <= release) {
+            return Err(format!("`window_end_mono` {end} is not after `release_mono` {release}"));
+        }
+    }
+    Ok(())
+}
+
+/// The jobs of a run speak one protocol version; an ok run of version 2 has its common
+/// window's end in `meta.json`.
+fn check_versions(meta: &RunMeta, events: &[Vec<Event>]) -> Result<(), String> {
+    let versions: Vec<(usize, u32)> =
+        events.iter().enumerate().filter(|(_, e)| !e.is_empty()).map(|(i, e)| (i, log_protocol_version(e))).collect();
+    if let Some(((i, a), (j, b))) = versions.first().zip(versions.iter().find(|(_, v)| *v != versions[0].1)) {
+        return Err(format!(
+            "{} declares protocol version {a}, {} version {b}: the jobs of a run speak one version",
+            layout::job_events(*i),
+            layout::job_events(*j)
+        ));
+    }
+    let v2 = versions.first().is_some_and(|(_, v)| *v >= 2);
+    if meta.status == RunStatus::Ok && v2 && meta.window_end_mono.is_none() {
+        return Err(format!(
+            "{}: status ok without a `window_end_mono`, but the jobs speak protocol version 2 (its runner ends the common window there)",
+            layout::META
+        ));
+    }
+    Ok(())
+}
+
+fn read_optional_csv(
+    dir: &Path,
+    rel: &str,
+    file: &str,
+    numeric: &[&str],
+    jobs: Option<usize>,
+) -> Result<Option<DataFrame>> {
     let path = dir.join(file);
     if !path.exists() {
         return Ok(None);
     }
-    frames::read_gz_csv(&path, numeric).with_context(|| format!("{rel}/{file}")).map(Some)
+    frames::read_gz_csv(&path, numeric, jobs).with_context(|| format!("{rel}/{file}")).map(Some)
 }

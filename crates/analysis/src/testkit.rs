@@ -318,7 +318,7 @@ fn job_events(opts: &FixtureOptions, gpu: &Gpu, s: &JobModel, i: usize, seed: u6
     ));
     if let Some(message) = &s.oom {
         events.push(ev(t0 - 2.0, EventBody::Error { kind: ErrorKind::Oom, message: message.clone() }));
-        events.push(ev(t0 - 2.0, EventBody::End { reason: EndReason::Oom, exit_code: 1 }));
+        events.push(ev(t0 - 2.0, EventBody::End { reason: EndReason::Oom, exit_code: 4 }));
         return events;
     }
     events.push(ev(t0 - 1.0, EventBody::Ready { setup_seconds: 2.0, warmup_seconds: 1.0, warmup_steps: 20 }));
@@ -490,7 +490,7 @@ fn job_record(i: usize, s: &JobModel, wall0: f64, window: f64) -> JobRecord {
         command: vec!["python".into(), "workloads/train.py".into(), "--job-file".into(), layout::job_file(i)],
         env: BTreeMap::from([("CUDA_VISIBLE_DEVICES".to_string(), "0".to_string())]),
         pid: Some(1000 + i as u32),
-        exit_code: Some(if s.oom.is_some() { 1 } else { 0 }),
+        exit_code: Some(if s.oom.is_some() { 4 } else { 0 }),
         signal: None,
         device: Some("GPU-00000000-0000-0000-0000-000000000000".into()),
         versions: Some(

@@ -157,6 +157,218 @@ pub fn parse_log(text: &str) -> Result<Vec<Event>, String> {
         .collect()
 }
 
+/// The most images one event may count (an iteration, a sample, an epoch, a window): more
+/// is not a trace of a training job.
+pub const MAX_IMAGES: u64 = 1_000_000_000;
+
+/// Protocol versions whose logs can be read.
+pub const READABLE_VERSIONS: [u32; 2] = [1, 2];
+
+/// Reads job `job`'s event log as the analysis does: every non-blank line an event (a line
+/// that is not is an error naming it), and the events in the protocol's order
+/// (`workloads/PROTOCOL.md`, the same rules as `workloads/validate_events.py --partial`: a
+/// log may stop before its `end`, when the job was killed). Errors read `line N: what`.
+pub fn read_log(text: &str, job: u32) -> Result<Vec<Event>, String> {
+    let mut order = LogOrder::default();
+    let mut events = Vec::new();
+    for (i, l) in text.lines().enumerate() {
+        if l.trim().is_empty() {
+            continue;
+        }
+        let at = |e: String| format!("line {}: {e}", i + 1);
+        let e: Event = serde_json::from_str(l).map_err(|e| at(format!("not an event: {e}")))?;
+        order.feed(&e, job).map_err(at)?;
+        events.push(e);
+    }
+    Ok(events)
+}
+
+/// The protocol's order rules, fed one event at a time.
+#[derive(Default)]
+struct LogOrder {
+    seen: Vec<&'static str>,
+    mono: Option<f64>,
+    version: Option<u32>,
+    error_kinds: Vec<ErrorKind>,
+    /// Protocol 2: the `first_step` and `base_mono` the next `iterations` chunk must have.
+    next_step: u64,
+    next_base: Option<f64>,
+}
+
+fn non_negative(what: &str, v: f64) -> Result<(), String> {
+    if v.is_finite() && v >= 0.0 {
+        Ok(())
+    } else {
+        Err(format!("{what} is {v}, not a finite number ≥ 0"))
+    }
+}
+
+fn images_ok(what: &str, n: u64) -> Result<(), String> {
+    if n > MAX_IMAGES {
+        return Err(format!("{what} {n} is more than {MAX_IMAGES}"));
+    }
+    Ok(())
+}
+
+impl LogOrder {
+    fn feed(&mut self, e: &Event, job: u32) -> Result<(), String> {
+        let name = e.body.kind();
+        let seen = |n: &str| self.seen.contains(&n);
+        non_negative("mono", e.mono)?;
+        if !e.wall.is_finite() {
+            return Err(format!("wall is {}, not a finite number", e.wall));
+        }
+        if e.job != job {
+            return Err(format!("job is {}, but this is the log of job {job}", e.job));
+        }
+        if self.seen.is_empty() && name != "hello" {
+            return Err(format!("the first event must be hello, got {name}"));
+        }
+        if self.seen.last() == Some(&"end") {
+            return Err(format!("{name} after end: end must be the last event"));
+        }
+        let once = ["hello", "versions", "ready", "release", "window_start", "window_met", "window_end", "end"];
+        if once.contains(&name) && seen(name) {
+            return Err(format!("a second {name} event"));
+        }
+        if let Some(prev) = self.mono {
+            if e.mono < prev {
+                return Err(format!("mono goes backwards ({} after {prev})", e.mono));
+            }
+        }
+        let ordered = |cond: bool, what: &str| if cond { Err(what.to_string()) } else { Ok(()) };
+        ordered(name == "versions" && seen("ready"), "versions after ready")?;
+        ordered(name == "release" && !seen("ready"), "release before ready")?;
+        ordered(name == "window_start" && !seen("release"), "window_start before release")?;
+        let windowed = ["sample", "epoch_end", "window_end", "iterations", "window_met"];
+        if windowed.contains(&name) && !seen("window_start") {
+            return Err(format!("{name} before window_start"));
+        }
+        if ["sample", "epoch_end", "iterations", "window_met"].contains(&name) && seen("window_end") {
+            return Err(format!("{name} after window_end"));
+        }
+        if ["iterations", "window_met"].contains(&name) && self.version == Some(1) {
+            return Err(format!("{name} in a protocol version 1 log"));
+        }
+        match &e.body {
+            EventBody::Hello { protocol_version, .. } => {
+                if !READABLE_VERSIONS.contains(protocol_version) {
+                    return Err(format!("protocol_version {protocol_version} is not one of 1, 2"));
+                }
+                self.version = Some(*protocol_version);
+            }
+            EventBody::Ready { setup_seconds, warmup_seconds, .. } => {
+                non_negative("ready: setup_seconds", *setup_seconds)?;
+                non_negative("ready: warmup_seconds", *warmup_seconds)?;
+            }
+            EventBody::Sample { images, seconds, data_wait_seconds, .. } => {
+                images_ok("sample: images", *images)?;
+                non_negative("sample: seconds", *seconds)?;
+                non_negative("sample: data_wait_seconds", *data_wait_seconds)?;
+            }
+            EventBody::Iterations { first_step, base_mono, end_us, images, data_wait_us } => {
+                non_negative("iterations: base_mono", *base_mono)?;
+                let n = end_us.len();
+                if n == 0 {
+                    return Err("iterations with no iteration".to_string());
+                }
+                if images.len() != n || data_wait_us.len() != n {
+                    return Err(format!(
+                        "iterations: end_us, images and data_wait_us differ in length ({n}, {}, {})",
+                        images.len(),
+                        data_wait_us.len()
+                    ));
+                }
+                if let Some(k) = end_us.windows(2).position(|w| w[1] < w[0]) {
+                    return Err(format!(
+                        "iterations: end_us decreases at index {} ({} after {})",
+                        k + 1,
+                        end_us[k + 1],
+                        end_us[k]
+                    ));
+                }
+                if let Some((k, n)) = images.iter().enumerate().find(|(_, n)| **n > MAX_IMAGES) {
+                    return Err(format!("iterations: images[{k}] {n} is more than {MAX_IMAGES}"));
+                }
+                if *first_step != self.next_step {
+                    return Err(format!("iterations: first_step {first_step}, expected {}", self.next_step));
+                }
+                if let Some(b) = self.next_base {
+                    if (base_mono - b).abs() > 2e-6 {
+                        return Err(format!(
+                            "iterations: base_mono {base_mono} is not the previous chunk's last end {b}"
+                        ));
+                    }
+                }
+                self.next_step = first_step.saturating_add(n as u64);
+                self.next_base = Some(base_mono + end_us[n - 1] as f64 * 1e-6);
+            }
+            EventBody::WindowMet { seconds, ci_rel, precision_met, .. } => {
+                non_negative("window_met: seconds", *seconds)?;
+                if let Some(c) = ci_rel {
+                    non_negative("window_met: ci_rel", *c)?;
+                }
+                if *precision_met == Some(true) && ci_rel.is_none() {
+                    return Err("window_met: precision_met true without a ci_rel".to_string());
+                }
+            }
+            EventBody::EpochEnd { images, train_seconds, val_seconds, .. } => {
+                images_ok("epoch_end: images", *images)?;
+                non_negative("epoch_end: train_seconds", *train_seconds)?;
+                if let Some(v) = val_seconds {
+                    non_negative("epoch_end: val_seconds", *v)?;
+                }
+            }
+            EventBody::WindowEnd { images, seconds, .. } => {
+                images_ok("window_end: images", *images)?;
+                non_negative("window_end: seconds", *seconds)?;
+            }
+            EventBody::Error { kind, .. } => self.error_kinds.push(*kind),
+            EventBody::End { reason, exit_code } => self.check_end(*reason, *exit_code)?,
+            _ => {}
+        }
+        self.mono = Some(e.mono);
+        self.seen.push(name);
+        Ok(())
+    }
+
+    fn check_end(&self, reason: EndReason, code: i32) -> Result<(), String> {
+        let seen = |n: &str| self.seen.contains(&n);
+        let name = match reason {
+            EndReason::WindowDone => "window_done",
+            EndReason::Completed => "completed",
+            EndReason::Aborted => "aborted",
+            EndReason::Oom => "oom",
+            EndReason::Error => "error",
+        };
+        if matches!(reason, EndReason::WindowDone | EndReason::Completed) && !seen("window_end") {
+            return Err(format!("end reason {name} without a window_end"));
+        }
+        if reason == EndReason::Aborted && seen("release") {
+            return Err("end reason aborted after release".to_string());
+        }
+        if reason == EndReason::Oom && !self.error_kinds.contains(&ErrorKind::Oom) {
+            return Err("end reason oom without an error of kind oom".to_string());
+        }
+        if reason == EndReason::Error && self.error_kinds.is_empty() {
+            return Err("end reason error without an error event".to_string());
+        }
+        let expected = match reason {
+            EndReason::WindowDone | EndReason::Completed => Some(0),
+            EndReason::Aborted => Some(3),
+            EndReason::Oom => Some(4),
+            EndReason::Error => None,
+        };
+        if let Some(x) = expected.filter(|x| *x != code) {
+            return Err(format!("end reason {name} must have exit_code {x}, got {code}"));
+        }
+        if reason == EndReason::Error && code == 0 {
+            return Err("end reason error must have a non-zero exit_code".to_string());
+        }
+        Ok(())
+    }
+}
+
 /// Version of the job protocol (`hello.protocol_version`, `JobFile::protocol_version`).
 /// Version 2 added the common window (`window_met`, the `stop` line) and per-iteration
 /// times (`iterations`); traces of version 1 stay readable.
