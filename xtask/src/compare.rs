@@ -11,7 +11,7 @@
 
 use anyhow::{bail, Context, Result};
 use colloc_analysis::{ClaimOutcome, Results};
-use colloc_report::compare::{compare, Side};
+use colloc_report::compare::{compare, Comparison, Side};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -27,8 +27,8 @@ pub struct Args {
 }
 
 pub fn main(a: Args) -> Result<ExitCode> {
-    match run(&a) {
-        Ok(differs) => Ok(if differs { ExitCode::FAILURE } else { ExitCode::SUCCESS }),
+    match run(&crate::project_root(), &a) {
+        Ok(c) => Ok(if c.differs() { ExitCode::FAILURE } else { ExitCode::SUCCESS }),
         Err(e) => {
             eprintln!("error: {e:#}");
             Ok(ExitCode::from(2))
@@ -36,10 +36,9 @@ pub fn main(a: Args) -> Result<ExitCode> {
     }
 }
 
-/// Compares, writes the outputs, prints the summary; whether some workload differs.
-fn run(a: &Args) -> Result<bool> {
-    let root = crate::project_root();
-    let project = colloc_spec::load_project(&root).map_err(|d| anyhow::anyhow!("{d}"))?;
+/// Compares with the project at `root`, writes the outputs, prints the summary.
+pub fn run(root: &Path, a: &Args) -> Result<Comparison> {
+    let project = colloc_spec::load_project(root).map_err(|d| anyhow::anyhow!("{d}"))?;
     let (base, base_claims) = side(&project, "base", &a.base)?;
     let (new, new_claims) = side(&project, "new", &a.new)?;
     let (bl, nl) = (a.base.display().to_string(), a.new.display().to_string());
@@ -56,7 +55,7 @@ fn run(a: &Args) -> Result<bool> {
     }
     print!("{}", c.console());
     println!("wrote compare.md and compare.csv under {}", out.display());
-    Ok(c.differs())
+    Ok(c)
 }
 
 /// Verifies and analyses one campaign directory, and grades the claims on it.

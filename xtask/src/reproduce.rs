@@ -30,6 +30,10 @@ pub struct Args {
     /// so the committed outputs always stay those of the shipped traces.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Read the campaign's traces from this directory (default: the campaign's `out` in
+    /// artifact.yaml, or data/<campaign>), e.g. a subset of it run elsewhere.
+    #[arg(long)]
+    pub traces: Option<PathBuf>,
 }
 
 /// What a reproduction produced.
@@ -62,7 +66,7 @@ pub fn main(a: Args) -> Result<ExitCode> {
             return Ok(code);
         }
     }
-    let o = reproduce(&root, a.campaign.as_deref(), a.check, a.out.as_deref())?;
+    let o = reproduce_traces(&root, a.campaign.as_deref(), a.traces.as_deref(), a.check, a.out.as_deref())?;
     print!("{}", colloc_report::claims_console(&o.claims));
     if let Some(note) = &o.incomplete {
         println!("note: incomplete campaign: {note}; the verdicts cover the runs made so far");
@@ -88,6 +92,17 @@ pub fn main(a: Args) -> Result<ExitCode> {
 /// Verifies, analyses and renders `campaign` (default: the shipped one) of the project at
 /// `root`; writes the outputs (under `out`, see [`Args::out`]) unless `check`.
 pub fn reproduce(root: &Path, campaign: Option<&str>, check: bool, out: Option<&Path>) -> Result<Outcome> {
+    reproduce_traces(root, campaign, None, check, out)
+}
+
+/// [`reproduce`] of the traces in `traces` (default: the campaign's directory).
+pub fn reproduce_traces(
+    root: &Path,
+    campaign: Option<&str>,
+    traces: Option<&Path>,
+    check: bool,
+    out: Option<&Path>,
+) -> Result<Outcome> {
     let project = colloc_spec::load_project(root).map_err(|d| anyhow::anyhow!("{d}"))?;
     let artifact = &project.artifact;
     let name = campaign.map(str::to_string).unwrap_or_else(|| artifact.shipped_campaign.value.clone());
@@ -96,7 +111,10 @@ pub fn reproduce(root: &Path, campaign: Option<&str>, check: bool, out: Option<&
         None if name == artifact.shipped_campaign.value => root.to_path_buf(),
         None => root.join("target/reproduce").join(&name),
     };
-    let dir = crate::campaign_dir(artifact, root, &name);
+    let dir = match traces {
+        Some(t) => t.to_path_buf(),
+        None => crate::campaign_dir(artifact, root, &name),
+    };
     if !dir.is_dir() {
         bail!("campaign {name}: no traces at {} (run it with `cargo xtask run --campaign {name}`)", dir.display());
     }

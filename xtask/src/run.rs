@@ -33,12 +33,18 @@ pub struct Args {
 impl Args {
     /// The arguments `cargo xtask run --campaign NAME` would get, defaults otherwise.
     pub fn for_campaign(name: &str) -> Args {
+        Args::parse(&["--campaign", name]).expect("--campaign NAME parses")
+    }
+
+    /// The arguments of `cargo xtask run ARGS...`.
+    pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Args, clap::Error> {
         #[derive(clap::Parser)]
         struct Wrap {
             #[command(flatten)]
             args: Args,
         }
-        <Wrap as clap::Parser>::parse_from(["run", "--campaign", name]).args
+        let argv = std::iter::once("run").chain(args.iter().map(AsRef::as_ref));
+        <Wrap as clap::Parser>::try_parse_from(argv).map(|w| w.args)
     }
 }
 
@@ -47,11 +53,17 @@ pub fn main(a: Args) -> anyhow::Result<ExitCode> {
         let file = a.job_file.context("--fake-job needs --job-file")?;
         return Ok(ExitCode::from(colloc_runner::fake_job(&file) as u8));
     }
-    let root = crate::project_root();
+    let summary = execute(&crate::project_root(), a)?;
+    eprintln!("{}", summary.render());
+    Ok(summary.exit_code())
+}
+
+/// Plans (unless given a plan) and runs the campaign of the project at `root`.
+pub fn execute(root: &std::path::Path, a: Args) -> anyhow::Result<colloc_runner::CampaignSummary> {
     // The project, where a plan or the campaign directory comes from it.
     let project = match (&a.plan, &a.out) {
         (Some(_), Some(_)) => None,
-        _ => Some(colloc_spec::load_project(&root).map_err(|d| anyhow::anyhow!("{d}"))?),
+        _ => Some(colloc_spec::load_project(root).map_err(|d| anyhow::anyhow!("{d}"))?),
     };
     let plan = match (&a.plan, &a.campaign, &project) {
         (Some(path), _, _) => colloc_plan::Plan::from_file(path)?,
@@ -62,7 +74,7 @@ pub fn main(a: Args) -> anyhow::Result<ExitCode> {
     };
     let out = match (&a.out, &plan.campaign, &project) {
         (Some(o), _, _) => o.clone(),
-        (None, Some(c), Some(p)) => crate::campaign_dir(&p.artifact, &root, c),
+        (None, Some(c), Some(p)) => crate::campaign_dir(&p.artifact, root, c),
         _ => anyhow::bail!("the plan names no campaign: give --out DIR"),
     };
     let training = vec!["python3".into(), root.join("workloads/train.py").to_string_lossy().into_owned()];
@@ -70,7 +82,5 @@ pub fn main(a: Args) -> anyhow::Result<ExitCode> {
         let exe = std::env::current_exe().context("cannot find the xtask executable")?;
         Ok(vec![exe.to_string_lossy().into_owned(), "run".into(), "--fake-job".into()])
     })?;
-    let summary = run_campaign(&plan, &o)?;
-    eprintln!("{}", summary.render());
-    Ok(summary.exit_code())
+    run_campaign(&plan, &o)
 }
