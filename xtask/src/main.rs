@@ -9,6 +9,7 @@ mod plan;
 mod readme_numbers;
 mod reproduce;
 mod run;
+mod smoke;
 mod validate;
 
 use clap::{Parser, Subcommand};
@@ -39,6 +40,9 @@ enum Task {
     Package(package::Args),
     /// Check an archive made by `package` against the checksums inside it.
     VerifyPackage(package::VerifyArgs),
+    /// The getting-started path in timed phases: validate, plan, verify, reproduce --check,
+    /// a short simulated campaign (`--gpu`: on this GPU) reproduced and compared.
+    Smoke(smoke::Args),
     /// Measured figures beside baselines measured in the same run (verification vs sha256sum).
     Bench(bench::Args),
 }
@@ -61,6 +65,7 @@ fn main() -> ExitCode {
         Task::Package(a) => package::main(a),
         Task::VerifyPackage(a) => package::verify_main(a),
         Task::Bench(a) => bench::main(a),
+        Task::Smoke(a) => smoke::main(a),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,342 @@
+//! `cargo xtask smoke`: the getting-started path, in timed phases, each saying what it
+//! expects and what it got.
+//!
+//! 1. validate the specs (as `validate`);
+//! 2. plan the shipped campaign (as `plan`: as many runs as the shipped traces hold);
+//! 3. verify the shipped traces against their `SHA256SUMS`;
+//! 4. `reproduce --check` (up to date);
+//! 5. a handful of the shipped campaign's workloads (one per mode, with the headline
+//!    7 × resnet26 naive and MPS) run by the simulated backend into a fresh `target/smoke/`
+//!    directory, verified and reproduced into `target/smoke/outputs/`;
+//! 6. `compare` of that campaign against itself.
+//!
+//! With `--gpu`, phase 5 runs the same workloads on this machine's GPU with the real
+//! runner (`--preload`) and phase 6 compares them with the shipped campaign. `--dry-run`
+//! prints what each phase would do (the selection, the commands) and runs nothing.
+//!
+//! Every phase calls the library functions the other tasks use; the commands printed are
+//! what a user types to do the same by hand. Exit 1 when a phase missed its expectation.
+
+use anyhow::{anyhow, bail, Context, Result};
+use colloc_plan::{Mode, Plan, PlannedWorkload};
+use colloc_report::compare::WorkloadVerdict;
+use colloc_trace::meta::RunStatus;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Run phase 5 on this machine's GPU (real runner, `--preload`) and compare it with the
+    /// shipped campaign in phase 6, instead of the simulated backend against itself.
+    #[arg(long)]
+    pub gpu: bool,
+    /// NVML / nvidia-smi index of the GPU (with --gpu).
+    #[arg(long, default_value_t = 0, requires = "gpu")]
+    pub gpu_index: u32,
+    /// Print the selection and the commands of every phase; run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// The project to check (default: this checkout).
+    #[arg(long, hide = true)]
+    pub root: Option<PathBuf>,
+}
+
+/// One phase's outcome.
+pub struct Phase {
+    pub name: &'static str,
+    pub expected: String,
+    pub got: String,
+    pub seconds: f64,
+    pub ok: bool,
+}
+
+/// The workloads of phase 5: for every mode the plan runs, one feasible workload (the
+/// headline 7 × resnet26 one for naive and MPS, else the plan's first of that mode), as the
+/// run ids of their first repetition, in mode order.
+pub fn select(plan: &Plan) -> Vec<String> {
+    let headline =
+        |w: &&PlannedWorkload| w.headline && w.jobs.len() == 7 && w.jobs.iter().all(|j| j.model == "resnet26");
+    let mut ids = Vec::new();
+    for mode in [Mode::Exclusive, Mode::Naive, Mode::Mps, Mode::MpsLimited, Mode::Mig] {
+        let of_mode = || plan.workloads.iter().filter(move |w| w.mode == mode && w.feasible);
+        let pick = match mode {
+            Mode::Naive | Mode::Mps => of_mode().find(headline).or_else(|| of_mode().next()),
+            _ => of_mode().next(),
+        };
+        if let Some(w) = pick {
+            ids.push(format!("{}.r1", w.id));
+        }
+    }
+    ids
+}
+
+/// What phases 5 and 6 do: where, with which arguments.
+pub struct Steps {
+    pub campaign: String,
+    pub selected: Vec<String>,
+    /// The new campaign directory.
+    pub dir: PathBuf,
+    pub outputs: PathBuf,
+    pub compare_out: PathBuf,
+    /// `cargo xtask run` arguments.
+    pub run: Vec<String>,
+    /// `cargo xtask reproduce` arguments.
+    pub reproduce: Vec<String>,
+    /// `cargo xtask compare` arguments: base, new, `--out`.
+    pub compare: Vec<String>,
+}
+
+/// The steps of phases 5 and 6 for the shipped campaign `plan` of the project at `root`.
+/// `stamp` names the GPU run's directory (a real run is never overwritten).
+pub fn steps(root: &Path, plan: &Plan, shipped_dir: &Path, gpu: Option<u32>, stamp: u64) -> Result<Steps> {
+    let campaign = plan.campaign.clone().context("the shipped campaign's plan names no campaign")?;
+    let selected = select(plan);
+    if selected.is_empty() {
+        bail!("the plan of campaign {campaign} has no feasible workload to run");
+    }
+    let smoke = root.join("target/smoke");
+    let dir = match gpu {
+        None => smoke.join(format!("sim-{campaign}")),
+        Some(_) => smoke.join(format!("gpu-{campaign}-{stamp}")),
+    };
+    let outputs = smoke.join("outputs");
+    let compare_out = smoke.join("compare");
+    let rel = |p: &Path| p.strip_prefix(root).unwrap_or(p).display().to_string();
+    let mut run = vec!["--campaign".to_string(), campaign.clone(), "--out".into(), rel(&dir)];
+    match gpu {
+        None => run.push("--simulate".into()),
+        Some(i) => run.extend(["--gpu".into(), i.to_string(), "--preload".into()]),
+    }
+    run.push("--only".into());
+    run.extend(selected.iter().cloned());
+    let reproduce =
+        vec!["--campaign".into(), campaign.clone(), "--traces".into(), rel(&dir), "--out".into(), rel(&outputs)];
+    let base = match gpu {
+        None => rel(&dir),
+        Some(_) => rel(shipped_dir),
+    };
+    let compare = vec![base, rel(&dir), "--out".into(), rel(&compare_out)];
+    Ok(Steps { campaign, selected, dir, outputs, compare_out, run, reproduce, compare })
+}
+
+/// `cargo xtask TASK ARGS`, as a user types it (arguments with `*`, `@` or spaces quoted).
+pub fn command(task: &str, args: &[String]) -> String {
+    let mut s = format!("cargo xtask {task}");
+    for a in args {
+        if a.chars().any(|c| matches!(c, '*' | '@' | ' ' | '?' | '$')) {
+            let _ = write!(s, " '{a}'");
+        } else {
+            let _ = write!(s, " {a}");
+        }
+    }
+    s
+}
+
+pub fn main(a: Args) -> Result<ExitCode> {
+    let root = a.root.clone().unwrap_or_else(crate::project_root);
+    let phases = smoke(&root, a.gpu.then_some(a.gpu_index), a.dry_run)?;
+    if a.dry_run {
+        return Ok(ExitCode::SUCCESS);
+    }
+    print!("{}", summary(&phases));
+    Ok(if phases.iter().all(|p| p.ok) { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// Runs the phases (prints them only, with `dry_run`), printing each as it goes.
+pub fn smoke(root: &Path, gpu: Option<u32>, dry_run: bool) -> Result<Vec<Phase>> {
+    // What the phases need from the project; without it nothing can be checked.
+    let project = colloc_spec::load_project(root).map_err(|d| anyhow!("{d}"))?;
+    let shipped = project.artifact.shipped_campaign.value.clone();
+    let shipped_dir = crate::campaign_dir(&project.artifact, root, &shipped);
+    let rel = |p: &Path| p.strip_prefix(root).unwrap_or(p).display().to_string();
+    let plan = colloc_plan::plan_project_campaign(&project, &shipped, None).map_err(|d| anyhow!("{d}"))?;
+    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let st = steps(root, &plan, &shipped_dir, gpu, stamp)?;
+    let backend = if gpu.is_some() { "this machine's GPU" } else { "the simulated backend" };
+
+    if dry_run {
+        println!("smoke (dry run): shipped campaign {shipped}, phase 5 on {backend}");
+        println!("[1/6] validate: cargo xtask validate");
+        println!("[2/6] plan: {}", command("plan", &["--campaign".into(), shipped.clone()]));
+        println!("[3/6] verify: sha256sum -c SHA256SUMS in {}", rel(&shipped_dir));
+        println!("[4/6] reproduce: cargo xtask reproduce --check");
+        println!("[5/6] run {} workloads of {}:", st.selected.len(), st.campaign);
+        for id in &st.selected {
+            println!("        {id}");
+        }
+        println!("      $ {}", command("run", &st.run));
+        println!("      verify: sha256sum -c SHA256SUMS in {}", rel(&st.dir));
+        println!("      $ {}", command("reproduce", &st.reproduce));
+        println!("[6/6] $ {}", command("compare", &st.compare));
+        return Ok(Vec::new());
+    }
+
+    let mut phases = Vec::new();
+    let mut phase = |n: usize, name: &'static str, expected: String, f: &mut dyn FnMut() -> Result<(String, bool)>| {
+        println!("[{n}/6] {name}: expect {expected}");
+        let t = Instant::now();
+        let (got, ok) = f().unwrap_or_else(|e| {
+            let e = format!("{e:#}");
+            println!("      error: {e}");
+            (format!("error: {e}"), false)
+        });
+        let seconds = t.elapsed().as_secs_f64();
+        println!("      got {got} ({seconds:.1} s) {}", if ok { "ok" } else { "FAILED" });
+        phases.push(Phase { name, expected, got, seconds, ok });
+        ok
+    };
+
+    // 1. The specs, as `cargo xtask validate` checks them.
+    phase(1, "validate", "no errors".into(), &mut || {
+        let summary = colloc_spec::validate::check(root, &[]).map_err(|d| anyhow!("{d}"))?;
+        colloc_analysis::validate_claims(&project.artifact.claims).context("artifact.yaml")?;
+        Ok((format!("{summary}, {} claims", project.artifact.claims.len()), true))
+    });
+
+    // 2. The shipped campaign's plan: one planned run per run the shipped traces hold.
+    let shipped_runs = count_runs(&shipped_dir);
+    phase(2, "plan", format!("{shipped}: {shipped_runs} runs (as in {})", rel(&shipped_dir)), &mut || {
+        let plan = colloc_plan::plan_project_campaign(&project, &shipped, None).map_err(|d| anyhow!("{d}"))?;
+        let t = &plan.totals;
+        let got = format!(
+            "{shipped}: {} runs ({} workloads, {} jobs, {} infeasible)",
+            t.runs, t.workloads, t.jobs, t.infeasible
+        );
+        Ok((got, t.runs > 0 && t.runs == shipped_runs))
+    });
+
+    // 3. The shipped traces against their manifest.
+    phase(3, "verify", format!("0 problems in {}", rel(&shipped_dir)), &mut || verify(&shipped_dir));
+
+    // 4. The committed outputs against what the shipped traces give.
+    phase(4, "reproduce --check", "up to date".into(), &mut || {
+        let o = crate::reproduce::reproduce(root, None, true, None)?;
+        Ok(match o.changes.len() {
+            0 => (format!("up to date ({} outputs)", o.outputs), true),
+            n => (format!("{n} of {} outputs stale: {}", o.outputs, o.changes.join("; ")), false),
+        })
+    });
+
+    // 5. The selected workloads, run, verified and reproduced.
+    let n = st.selected.len();
+    let expected5 = match gpu {
+        None => format!("{n} runs ok, 0 problems, outputs written"),
+        Some(_) => format!("{n} runs ok (MIG may be skipped), 0 problems, outputs written"),
+    };
+    println!("      on {backend}: {}", st.selected.join(" "));
+    let ran = phase(5, "run (subset)", expected5, &mut || {
+        println!("      $ {}", command("run", &st.run));
+        if gpu.is_none() && st.dir.exists() {
+            std::fs::remove_dir_all(&st.dir).with_context(|| format!("removing {}", st.dir.display()))?;
+        }
+        if st.outputs.exists() {
+            std::fs::remove_dir_all(&st.outputs).with_context(|| format!("removing {}", st.outputs.display()))?;
+        }
+        let mut args = crate::run::Args::parse(&st.run).map_err(|e| anyhow!("{e}"))?;
+        // The printed --out is relative to the project, where a user types it.
+        args.out = Some(st.dir.clone());
+        if gpu.is_none() {
+            // The simulated runs take a second; their per-job lines would fill the screen.
+            args.run.progress = colloc_runner::ProgressMode::Quiet;
+        }
+        let summary = crate::run::execute(root, args)?;
+        let fine = |r: &&colloc_runner::RunOutcome| {
+            r.status == RunStatus::Ok || (gpu.is_some() && r.status == RunStatus::Skipped && r.run_id.contains("-mig"))
+        };
+        let ok_runs = summary.runs.iter().filter(fine).count();
+        let mut got = format!("{ok_runs}/{} runs ok", summary.runs.len());
+        let mut ok = summary.stopped.is_none() && ok_runs == n && summary.runs.len() == n;
+        if let Some(why) = &summary.stopped {
+            let _ = write!(got, " (stopped: {why})");
+        }
+        println!("      verify: {}", rel(&st.dir));
+        let (v, vok) = verify(&st.dir)?;
+        let _ = write!(got, ", {v}");
+        ok &= vok;
+        println!("      $ {}", command("reproduce", &st.reproduce));
+        let o = crate::reproduce::reproduce_traces(root, Some(&st.campaign), Some(&st.dir), false, Some(&st.outputs))?;
+        let _ = write!(got, ", {} of {} outputs written under {}", o.changes.len(), o.outputs, rel(&st.outputs));
+        ok &= o.outputs > 0 && o.changes.len() == o.outputs;
+        Ok((got, ok))
+    });
+
+    // 6. The new campaign compared: with itself (simulated), with the shipped one (GPU).
+    let expected6 = match gpu {
+        None => "every workload agrees with itself".to_string(),
+        Some(_) => format!("every workload measured in both agrees with {}", rel(&shipped_dir)),
+    };
+    phase(6, "compare", expected6, &mut || {
+        if !ran {
+            bail!("phase 5 failed: nothing to compare");
+        }
+        println!("      $ {}", command("compare", &st.compare));
+        let [base, new, _, out] = &st.compare[..] else { unreachable!("base, new, --out, dir") };
+        let a = crate::compare::Args { base: root.join(base), new: root.join(new), out: Some(root.join(out)) };
+        let c = crate::compare::run(root, &a)?;
+        let agree = c.count(WorkloadVerdict::Agrees);
+        let differ = c.count(WorkloadVerdict::Differs);
+        let got = format!("{agree} agree, {differ} differ (compare.md under {})", rel(&st.compare_out));
+        Ok((got, agree > 0 && !c.differs()))
+    });
+    Ok(phases)
+}
+
+/// `0 problems (N files)` or the problems.
+fn verify(dir: &Path) -> Result<(String, bool)> {
+    if !dir.is_dir() {
+        bail!("{}: not a directory", dir.display());
+    }
+    let problems = colloc_trace::manifest::verify(dir).map_err(|e| anyhow!("{}: {e}", dir.display()))?;
+    if problems.is_empty() {
+        let files = colloc_trace::manifest::read(dir).map(|m| m.len()).unwrap_or(0);
+        Ok((format!("0 problems ({files} files)"), true))
+    } else {
+        let list: Vec<String> = problems.iter().take(3).map(|p| p.to_string()).collect();
+        let more = if problems.len() > 3 { format!("; {} more", problems.len() - 3) } else { String::new() };
+        Ok((format!("{} problems: {}{more}", problems.len(), list.join("; ")), false))
+    }
+}
+
+/// The run directories of a campaign (0 without any).
+fn count_runs(dir: &Path) -> usize {
+    std::fs::read_dir(dir.join(colloc_trace::layout::RUNS_DIR))
+        .map(|rd| rd.filter_map(|e| e.ok()).filter(|e| e.path().is_dir()).count())
+        .unwrap_or(0)
+}
+
+/// The one-screen table of the phases.
+pub fn summary(phases: &[Phase]) -> String {
+    let cut = |s: &str, w: usize| {
+        if s.chars().count() > w {
+            s.chars().take(w - 1).collect::<String>() + "…"
+        } else {
+            s.to_string()
+        }
+    };
+    let mut s = String::from("\nsmoke summary\n");
+    let _ = writeln!(s, "{:<17} {:<38} {:<46} {:>7}  result", "phase", "expected", "got", "seconds");
+    for p in phases {
+        let _ = writeln!(
+            s,
+            "{:<17} {:<38} {:<46} {:>7.1}  {}",
+            p.name,
+            cut(&p.expected, 38),
+            cut(&p.got, 46),
+            p.seconds,
+            if p.ok { "ok" } else { "FAILED" }
+        );
+    }
+    let failed: Vec<&str> = phases.iter().filter(|p| !p.ok).map(|p| p.name).collect();
+    let total: f64 = phases.iter().map(|p| p.seconds).sum();
+    match failed.len() {
+        0 => {
+            let _ = writeln!(s, "all {} phases ok in {total:.1} s", phases.len());
+        }
+        _ => {
+            let _ = writeln!(s, "FAILED phases: {} (of {}, {total:.1} s)", failed.join(", "), phases.len());
+        }
+    }
+    s
+}
