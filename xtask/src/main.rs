@@ -1,8 +1,10 @@
 //! `cargo xtask`: a thin command line over the pipeline's crates.
 //! spec (YAML) → plan → run (traces + manifest) → verify → analyse → tables, figures, claims.
 
+mod appendix;
 mod bench;
 mod compare;
+mod evidence;
 mod package;
 mod plan;
 #[cfg(test)]

@@ -34,6 +34,10 @@ pub struct Args {
     /// artifact.yaml, or data/<campaign>), e.g. a subset of it run elsewhere.
     #[arg(long)]
     pub traces: Option<PathBuf>,
+    /// Print this claim's evidence (C1…C9) from the analysed traces: the runs, the values
+    /// its queries used and the rule of its grade, per data source. Writes nothing.
+    #[arg(long, conflicts_with_all = ["run", "check", "out"])]
+    pub claim: Option<String>,
 }
 
 /// What a reproduction produced.
@@ -48,6 +52,23 @@ pub struct Outcome {
     pub timing: String,
     /// The campaign lacks planned runs: how many.
     pub incomplete: Option<String>,
+    /// The analysed results and the campaign's plan (when artifact.yaml declares it).
+    pub results: colloc_analysis::Results,
+    pub plan: Option<colloc_plan::Plan>,
+    pub project: colloc_spec::Project,
+}
+
+impl Outcome {
+    /// What `--claim` prints its evidence from.
+    pub fn evidence(&self) -> crate::evidence::Evidence<'_> {
+        crate::evidence::Evidence {
+            campaign: &self.campaign,
+            project: &self.project,
+            plan: self.plan.as_ref(),
+            results: &self.results,
+            claims: &self.claims,
+        }
+    }
 }
 
 pub fn main(a: Args) -> Result<ExitCode> {
@@ -65,6 +86,11 @@ pub fn main(a: Args) -> Result<ExitCode> {
             eprintln!("the run of campaign {name} did not complete; nothing was reproduced");
             return Ok(code);
         }
+    }
+    if let Some(id) = &a.claim {
+        let o = reproduce_traces(&root, a.campaign.as_deref(), a.traces.as_deref(), true, None)?;
+        print!("{}", crate::evidence::render(&o.evidence(), id)?);
+        return Ok(ExitCode::SUCCESS);
     }
     let o = reproduce_traces(&root, a.campaign.as_deref(), a.traces.as_deref(), a.check, a.out.as_deref())?;
     print!("{}", colloc_report::claims_console(&o.claims));
@@ -144,8 +170,27 @@ pub fn reproduce_traces(
         report: artifact.outputs.report.clone(),
     };
     let t1 = Instant::now();
-    let outputs =
+    let mut outputs =
         colloc_report::outputs(&Inputs { results: &results, claims: &claims, gpus: &gpus, paper_gpu }, &layout)?;
+    // The artifact appendix, beside the other outputs: every campaign's plan for its times.
+    let mut plans = Vec::new();
+    for c in &artifact.campaigns {
+        let n = &c.name.value;
+        plans.push((
+            n.clone(),
+            colloc_plan::plan_project_campaign(&project, n, None).map_err(|d| anyhow::anyhow!("{d}"))?,
+        ));
+    }
+    let appendix = crate::appendix::render(&crate::appendix::Inputs {
+        project: &project,
+        plans: &plans,
+        campaign: &name,
+        traces: &dir,
+        results: &results,
+        claims: &claims,
+    })?;
+    outputs.push(colloc_report::Output { path: crate::appendix::PATH.to_string(), bytes: appendix.into_bytes() });
+    outputs.sort_by(|a, b| a.path.cmp(&b.path));
     let t_render = t1.elapsed();
     let t2 = Instant::now();
     let changes = if check {
@@ -164,7 +209,18 @@ pub fn reproduce_traces(
         t_write.as_secs_f64()
     );
     let incomplete = results.incomplete();
-    Ok(Outcome { campaign: name, claims, changes, outputs: outputs.len(), out_root, timing, incomplete })
+    Ok(Outcome {
+        campaign: name,
+        claims,
+        changes,
+        outputs: outputs.len(),
+        out_root,
+        timing,
+        incomplete,
+        results,
+        plan,
+        project,
+    })
 }
 
 #[cfg(test)]
@@ -233,5 +289,55 @@ mod tests {
             "{message}"
         );
         assert!(!out.exists(), "nothing is written for a campaign that cannot be analysed");
+    }
+    /// C7's evidence names runs of the shipped traces, and its values are the claims table's.
+    #[test]
+    fn claim_evidence_names_shipped_runs_and_the_claims_values() {
+        let root = crate::project_root();
+        let o = super::reproduce_traces(&root, None, None, true, None).unwrap();
+        for id in ["C7", "C1", "C2"] {
+            let text = crate::evidence::render(&o.evidence(), id).unwrap();
+            let c = o.claims.iter().find(|c| c.id == id).unwrap();
+            assert!(text.contains(&format!("headline grade {}", c.verdict.as_str())), "{text}");
+            for s in &c.sources {
+                assert!(text.contains(&format!("[data {}] grade {}", s.data, s.verdict.as_str())), "{text}");
+                for k in &s.checks {
+                    if let Some(v) = k.value {
+                        assert!(text.contains(&format!("value {v:.3} — {}", k.detail)), "{text}");
+                    }
+                }
+            }
+            let named: Vec<&str> = text.split_whitespace().filter(|w| w.contains('@') && w.contains(".r")).collect();
+            assert!(!named.is_empty(), "{text}");
+            for run in named {
+                let run = run.trim_end_matches([',', ':']);
+                assert!(o.results.runs.iter().any(|r| r.run_id == run), "{run} is not a shipped run");
+                assert!(root.join("data/h200-quick/runs").join(run).is_dir(), "{run}");
+            }
+        }
+        assert!(text_has_rule(&crate::evidence::render(&o.evidence(), "C7").unwrap()));
+    }
+
+    fn text_has_rule(t: &str) -> bool {
+        t.contains("rule: tolerance ±0.5 (artifact.yaml; basis:")
+    }
+
+    /// The appendix is among the outputs, the same on every render, and names every claim
+    /// with its commands and artifact.yaml's tolerance.
+    #[test]
+    fn the_appendix_is_generated_with_every_claim() {
+        let root = crate::project_root();
+        let o = super::reproduce_traces(&root, None, None, true, None).unwrap();
+        let text = std::fs::read_to_string(root.join(crate::appendix::PATH)).unwrap();
+        for c in &o.project.artifact.claims {
+            assert!(text.contains(&format!("`cargo xtask run --claim {0}`", c.id)), "{}", c.id);
+            assert!(text.contains(&format!("`cargo xtask reproduce --claim {0}`", c.id)), "{}", c.id);
+            if let Some(t) = &c.tolerance {
+                assert!(text.contains(&t.basis.value), "{}", c.id);
+            }
+        }
+        assert!(!text.contains(root.to_str().unwrap()), "an absolute path in the appendix");
+        let again = super::reproduce_traces(&root, None, None, true, None).unwrap();
+        assert!(again.changes.is_empty() && o.changes.is_empty(), "{:?}", o.changes);
     }
 }

@@ -672,3 +672,77 @@ fn memory_fit_mismatches(r: &Results, f: &Filter) -> QueryValue {
 }
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+
+/// The planned workloads a claim's checks read, in plan order: for each check, the
+/// workloads its query's filter selects (on every data source the plan has, unless the
+/// check names one) and, for the queries that divide by a model alone, those models'
+/// baselines (the same model, dataset, batch and data alone: `exclusive`, else one job in
+/// `naive`). Derived from the checks' queries and arguments, as [`evaluate`] reads them.
+pub fn claim_workloads(claim: &ClaimSpec, plan: &colloc_plan::Plan) -> Result<Vec<String>> {
+    use colloc_plan::PlannedWorkload;
+    let mut wanted: BTreeSet<&str> = BTreeSet::new();
+    let mut need_baselines: BTreeSet<(String, String, u32, String)> = BTreeSet::new();
+    for k in &claim.checks {
+        let f = Filter::parse(&k.args, "")?;
+        let data_ok = |w: &PlannedWorkload| !k.args.contains_key("data") || f.data.split(',').any(|d| d == w.data);
+        let exp_ok = |w: &PlannedWorkload| f.experiments.as_ref().is_none_or(|e| e.contains(&w.experiment));
+        let with_stand_in = |modes: Vec<Mode>| -> Vec<Mode> {
+            let mut m = modes;
+            if f.stand_in && m.contains(&Mode::Mig) && !m.contains(&Mode::MpsLimited) {
+                m.push(Mode::MpsLimited);
+            }
+            m
+        };
+        let all_modes = || None::<Vec<Mode>>;
+        let (modes, min_jobs, config_filter, baselines): (Option<Vec<Mode>>, usize, bool, bool) = match k.query.as_str()
+        {
+            "max_aggregate_ratio" => {
+                (f.modes.clone().map(with_stand_in), f.min_jobs(if f.jobs.is_some() { 1 } else { 2 }), true, true)
+            }
+            "per_job_epoch_time_grows" => (f.modes.clone().map(with_stand_in), f.min_jobs(2), true, true),
+            "mps_over_naive_max" => (Some(vec![Mode::Mps, Mode::Naive]), f.min_jobs(2), false, true),
+            "mps_over_mig_max" => (Some(with_stand_in(vec![Mode::Mps, Mode::Mig])), f.min_jobs(2), false, true),
+            "mps_best_share" => (all_modes(), f.min_jobs(2), false, true),
+            "infeasible_mig_mixes" => (Some(vec![Mode::Mig]), 1, false, false),
+            "mig_isolation_spread" => (Some(with_stand_in(vec![Mode::Mig])), 2, false, false),
+            "memory_fit_mismatches" => (Some(vec![Mode::Naive, Mode::Mps]), 2, false, true),
+            other => bail!("claim {}: unknown query `{other}`", claim.id),
+        };
+        for w in &plan.workloads {
+            let config = !config_filter
+                || (f.models.as_ref().is_none_or(|m| w.jobs.iter().all(|j| m.contains(&j.model)))
+                    && f.classes.as_ref().is_none_or(|c| w.jobs.iter().all(|j| c.contains(&j.model_class)))
+                    && f.jobs.is_none_or(|n| w.jobs.len() == n));
+            if data_ok(w)
+                && exp_ok(w)
+                && config
+                && w.jobs.len() >= min_jobs
+                && modes.as_ref().is_none_or(|m| m.contains(&w.mode))
+            {
+                wanted.insert(&w.id);
+                if baselines {
+                    for j in &w.jobs {
+                        need_baselines.insert((j.model.clone(), j.dataset.clone(), j.batch_size, w.data.clone()));
+                    }
+                }
+            }
+        }
+    }
+    for key in &need_baselines {
+        let alone = |mode: Mode| -> Vec<&str> {
+            plan.workloads
+                .iter()
+                .filter(|w| {
+                    w.mode == mode
+                        && w.jobs.len() == 1
+                        && (w.jobs[0].model.as_str(), w.jobs[0].dataset.as_str(), w.jobs[0].batch_size, w.data.as_str())
+                            == (key.0.as_str(), key.1.as_str(), key.2, key.3.as_str())
+                })
+                .map(|w| w.id.as_str())
+                .collect()
+        };
+        let ex = alone(Mode::Exclusive);
+        wanted.extend(if ex.is_empty() { alone(Mode::Naive) } else { ex });
+    }
+    Ok(plan.workloads.iter().filter(|w| wanted.contains(w.id.as_str())).map(|w| w.id.clone()).collect())
+}

@@ -43,7 +43,9 @@ pub mod testkit;
 
 pub use crate::{
     analyse::analyse,
-    claims::{evaluate, validate_claims, CheckOutcome, ClaimOutcome, SourceOutcome, Verdict, DATA_CLOSENESS},
+    claims::{
+        claim_workloads, evaluate, validate_claims, CheckOutcome, ClaimOutcome, SourceOutcome, Verdict, DATA_CLOSENESS,
+    },
     model::{
         brief_reason, Baseline, BaselineHost, BaselineStats, GpuTarget, HostBaseline, InterferenceCell, JobRun,
         JobStats, MixClass, ModeComparison, PendingWorkload, PlannedJobInfo, Provenance, Results, RunResult, Stats,
