@@ -1,6 +1,7 @@
 //! `cargo xtask bench [--quick]`: measured figures, each beside a baseline measured in the
-//! same run, with the ratio. Today: verification of a campaign against `sha256sum -c` of the
-//! same files (the floor: every byte must be read and hashed once).
+//! same run, with the ratio: verification of a campaign against `sha256sum -c` of the same
+//! files (the floor: every byte must be read and hashed once), and the whole verify + analyse
+//! of scaled copies of the campaign against the same floor (time, ms per run, peak memory).
 
 use anyhow::{ensure, Context, Result};
 use std::path::{Path, PathBuf};
@@ -9,7 +10,7 @@ use std::time::Instant;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Fewer repetitions and a smaller scaled copy (about ten seconds).
+    /// Fewer repetitions and smaller scaled copies (under half a minute).
     #[arg(long)]
     pub quick: bool,
     /// The campaign to verify (default: the shipped one).
@@ -46,20 +47,33 @@ fn ours(dir: &Path, threads: usize) -> Result<()> {
     Ok(())
 }
 
-/// A campaign made of `copies` copies of `src`'s runs (renamed), with its manifest.
+/// A campaign made of `copies` copies of `src`'s runs, each a valid run of its own: copy `k`
+/// of repetition `r` is repetition `r + 1000 k` (its directory and `meta.json` renamed to
+/// match), so the copies verify and analyse as one campaign `copies` times as large.
 fn scaled_copy(src: &Path, copies: usize, into: &Path) -> Result<PathBuf> {
     let dir = into.join(format!("x{copies}"));
     let runs = src.join(colloc_trace::layout::RUNS_DIR);
+    let mut names: Vec<_> = std::fs::read_dir(&runs)?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>()?;
+    names.sort();
     for k in 0..copies {
-        for e in std::fs::read_dir(&runs)? {
-            let e = e?;
-            let to =
-                dir.join(colloc_trace::layout::RUNS_DIR).join(format!("{}.copy{k}", e.file_name().to_string_lossy()));
+        for from in &names {
+            let text = std::fs::read_to_string(from.join(colloc_trace::layout::META))?;
+            let mut meta: serde_json::Value = serde_json::from_str(&text)?;
+            let id = meta["workload_id"].as_str().context("meta.json without a workload_id")?.to_string();
+            let rep = meta["repetition"].as_u64().context("meta.json without a repetition")? + 1000 * k as u64;
+            let attempt = meta["attempt"].as_u64().unwrap_or(1);
+            let run_id = colloc_trace::ids::run_id(&id, rep as u32, attempt as u32);
+            meta["repetition"] = rep.into();
+            meta["run_id"] = run_id.clone().into();
+            let to = dir.join(colloc_trace::layout::RUNS_DIR).join(&run_id);
             std::fs::create_dir_all(&to)?;
-            for f in std::fs::read_dir(e.path())? {
+            for f in std::fs::read_dir(from)? {
                 let f = f?;
-                std::fs::copy(f.path(), to.join(f.file_name()))?;
+                if f.file_name() != colloc_trace::layout::META {
+                    std::fs::copy(f.path(), to.join(f.file_name()))?;
+                }
             }
+            std::fs::write(to.join(colloc_trace::layout::META), serde_json::to_string_pretty(&meta)? + "\n")?;
         }
     }
     colloc_trace::manifest::add_dir(&dir, colloc_trace::layout::RUNS_DIR)?;
@@ -94,6 +108,163 @@ fn verification(label: &str, dir: &Path, reps: usize) -> Result<()> {
     Ok(())
 }
 
+/// `cargo xtask bench-analyse-child DIR [--campaign NAME]` (hidden): verify and analyse the
+/// campaign in DIR as `reproduce` does (with the plan of campaign NAME), evaluate the claims
+/// and render the outputs in memory; print one line of `key=value` figures for the parent
+/// (`runs`, `analyse_s`, `render_s`, `peak_kb`: this process' peak resident memory).
+#[derive(clap::Args)]
+pub struct ChildArgs {
+    pub dir: PathBuf,
+    #[arg(long)]
+    pub campaign: Option<String>,
+}
+
+pub fn child_main(a: ChildArgs) -> Result<ExitCode> {
+    let root = crate::project_root();
+    let project = colloc_spec::load_project(&root).map_err(|d| anyhow::anyhow!("{d}"))?;
+    let artifact = &project.artifact;
+    let plan = match &a.campaign {
+        Some(name) => {
+            Some(colloc_plan::plan_project_campaign(&project, name, None).map_err(|d| anyhow::anyhow!("{d}"))?)
+        }
+        None => None,
+    };
+    let t0 = Instant::now();
+    let results = colloc_analysis::analyse(&a.dir, plan.as_ref())?;
+    let analyse_s = t0.elapsed().as_secs_f64();
+    let t1 = Instant::now();
+    let claims = colloc_analysis::evaluate(&results, &artifact.claims)?;
+    let gpus: Vec<colloc_spec::gpu::GpuTable> = project.gpus.values().cloned().collect();
+    let paper_gpu = artifact
+        .campaigns
+        .iter()
+        .find(|c| c.name.value == "paper")
+        .and_then(|c| gpus.iter().find(|g| g.key == c.gpu.value));
+    let layout = colloc_report::Layout {
+        tables: artifact.outputs.tables.clone(),
+        figures: artifact.outputs.figures.clone(),
+        claims: artifact.outputs.claims.clone(),
+        report: artifact.outputs.report.clone(),
+    };
+    let outputs = colloc_report::outputs(
+        &colloc_report::Inputs { results: &results, claims: &claims, gpus: &gpus, paper_gpu },
+        &layout,
+    )?;
+    let render_s = t1.elapsed().as_secs_f64();
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let peak_kb = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .unwrap_or(0);
+    println!(
+        "runs={} analyse_s={analyse_s:.6} render_s={render_s:.6} outputs={} peak_kb={peak_kb}",
+        results.runs.len(),
+        outputs.len()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One run of the child on `dir`: (runs, analyse s, render s, peak kB).
+fn child_once(dir: &Path, campaign: &str) -> Result<(usize, f64, f64, u64)> {
+    let exe = std::env::current_exe().context("cannot find the xtask binary")?;
+    let out = Command::new(exe)
+        .args(["bench-analyse-child", "--campaign", campaign])
+        .arg(dir)
+        .output()
+        .context("cannot run the analysis child process")?;
+    ensure!(
+        out.status.success(),
+        "the analysis of {} failed: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr).trim()
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().last().unwrap_or("");
+    let get = |k: &str| -> Result<f64> {
+        line.split_whitespace()
+            .find_map(|kv| kv.strip_prefix(k).and_then(|v| v.strip_prefix('=')))
+            .and_then(|v| v.parse().ok())
+            .with_context(|| format!("the child printed no {k}: {line:?}"))
+    };
+    Ok((get("runs")? as usize, get("analyse_s")?, get("render_s")?, get("peak_kb")? as u64))
+}
+
+/// Figures of the analysis of one campaign size.
+struct Scale {
+    copies: usize,
+    runs: usize,
+    sha: f64,
+    analyse: f64,
+    render: f64,
+    peak_kb: u64,
+}
+
+/// `sha256sum -c` against verify + analyse (child process, median of `reps`) of `dir`.
+fn analysis_at(copies: usize, dir: &Path, campaign: &str, reps: usize) -> Result<Scale> {
+    let sha = median_seconds(reps, || sha256sum_check(dir))?;
+    child_once(dir, campaign)?; // warm-up
+    let mut runs = Vec::new();
+    for _ in 0..reps {
+        runs.push(child_once(dir, campaign)?);
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    Ok(Scale {
+        copies,
+        runs: runs[0].0,
+        sha,
+        analyse: median(runs.iter().map(|r| r.1).collect()),
+        render: median(runs.iter().map(|r| r.2).collect()),
+        peak_kb: runs.iter().map(|r| r.3).max().unwrap_or(0),
+    })
+}
+
+fn analysis_section(name: &str, sizes: &[(usize, PathBuf)], reps: usize) -> Result<()> {
+    println!(
+        "analysis at scale: verify + analyse (`colloc_analysis::analyse` with the plan, as `reproduce` calls it) \
+         in a child process, then claims + render in memory; warm page cache, median of {reps} runs"
+    );
+    println!(
+        "  {:>6} {:>6} {:>7} {:>10} {:>12} {:>7} {:>9} {:>9} {:>8}",
+        "copies", "runs", "files", "sha256sum", "ver+analyse", "ratio", "ms/run", "render", "peak MB"
+    );
+    let mut done: Vec<Scale> = Vec::new();
+    for (copies, dir) in sizes {
+        let (files, _) = size_of(dir)?;
+        let s = analysis_at(*copies, dir, name, reps)?;
+        println!(
+            "  {:>6} {:>6} {:>7} {:>8.3} s {:>10.3} s {:>6.1}× {:>9.2} {:>7.3} s {:>8.0}",
+            s.copies,
+            s.runs,
+            files,
+            s.sha,
+            s.analyse,
+            s.analyse / s.sha,
+            s.analyse * 1e3 / s.runs as f64,
+            s.render,
+            s.peak_kb as f64 / 1024.0
+        );
+        done.push(s);
+    }
+    for w in done.windows(2) {
+        let (a, b) = (&w[0], &w[1]);
+        let marginal = (b.analyse - a.analyse) * 1e3 / (b.runs - a.runs) as f64;
+        println!(
+            "  growth {}→{} copies: runs ×{:.1}, time ×{:.2}, {:.2} ms per added run (sha256sum: ×{:.2})",
+            a.copies,
+            b.copies,
+            b.runs as f64 / a.runs as f64,
+            b.analyse / a.analyse,
+            marginal,
+            b.sha / a.sha
+        );
+    }
+    Ok(())
+}
+
 pub fn main(a: Args) -> Result<ExitCode> {
     let root = crate::project_root();
     let project = colloc_spec::load_project(&root)?;
@@ -104,8 +275,17 @@ pub fn main(a: Args) -> Result<ExitCode> {
     println!("machine: {cores} core(s) available to this process");
     verification(&format!("data/{name}"), &dir, reps)?;
     let copies = if a.quick { 3 } else { 10 };
-    let tmp = tempfile::tempdir_in(root.join("target")).context("cannot make a temporary directory in target/")?;
+    // Scratch space beside the build: the target directory (CARGO_TARGET_DIR when set).
+    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"));
+    let tmp = tempfile::tempdir_in(&target)
+        .with_context(|| format!("cannot make a temporary directory in {}", target.display()))?;
     let big = scaled_copy(&dir, copies, tmp.path())?;
     verification(&format!("{copies} copies of data/{name}"), &big, reps)?;
+    let mut sizes = vec![(1, dir.clone())];
+    if !a.quick {
+        sizes.push((3, scaled_copy(&dir, 3, tmp.path())?));
+    }
+    sizes.push((copies, big));
+    analysis_section(&name, &sizes, 3)?;
     Ok(ExitCode::SUCCESS)
 }

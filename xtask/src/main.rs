@@ -45,8 +45,12 @@ enum Task {
     /// The getting-started path in timed phases: validate, plan, verify, reproduce --check,
     /// a short simulated campaign (`--gpu`: on this GPU) reproduced and compared.
     Smoke(smoke::Args),
-    /// Measured figures beside baselines measured in the same run (verification vs sha256sum).
+    /// Measured figures beside baselines measured in the same run (verification and the whole
+    /// verify + analyse at scale, against sha256sum).
     Bench(bench::Args),
+    /// The analysis process that `bench` times and measures (verify, analyse, render in memory).
+    #[command(hide = true)]
+    BenchAnalyseChild(bench::ChildArgs),
 }
 
 fn main() -> ExitCode {
@@ -67,6 +71,7 @@ fn main() -> ExitCode {
         Task::Package(a) => package::main(a),
         Task::VerifyPackage(a) => package::verify_main(a),
         Task::Bench(a) => bench::main(a),
+        Task::BenchAnalyseChild(a) => bench::child_main(a),
         Task::Smoke(a) => smoke::main(a),
     };
     match result {

@@ -53,18 +53,22 @@ pub fn analyse(campaign_dir: &Path, plan: Option<&Plan>) -> Result<Results> {
     verify(campaign_dir)?;
     let campaign = plan.and_then(|p| p.campaign.clone()).unwrap_or_else(|| campaign_name(campaign_dir));
 
-    let mut runs = Vec::new();
-    for dir in load::run_dirs(campaign_dir)? {
+    // Each run is read, then measured, on its own; the runs are spread over the cores and
+    // kept in their order (an error is that of the first run, in order, that has one).
+    let dirs = load::run_dirs(campaign_dir)?;
+    let runs = par_map(&dirs, |dir| {
         let run_name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let mut run = load::read_run(&dir)
+        let mut run = load::read_run(dir)
             .with_context(|| format!("campaign {campaign}: run {run_name} is unreadable, nothing was analysed"))?;
         if let Some(w) = plan.and_then(|p| p.workloads.iter().find(|w| w.id == run.workload.id)) {
             if same_jobs(w, &run.workload) {
                 run.workload = w.clone();
             }
         }
-        runs.push(run);
-    }
+        Ok(run)
+    })
+    .into_iter()
+    .collect::<Result<Vec<_>>>()?;
     let provenance = provenance::provenance(campaign_dir, &campaign, &runs)
         .with_context(|| format!("campaign {campaign}: reading {}", colloc_trace::layout::MANIFEST))?;
 
@@ -81,11 +85,14 @@ pub fn analyse(campaign_dir: &Path, plan: Option<&Plan>) -> Result<Results> {
         *e = (*e).max(r.meta.attempt);
     }
 
+    let analysed = par_map(&runs, |r| {
+        per_run::analyse_run(r, r.workload.timeline)
+            .with_context(|| format!("campaign {campaign}: run {} cannot be analysed", r.meta.run_id))
+    });
     let mut results = Vec::with_capacity(runs.len());
     let mut timelines = Vec::new();
-    for r in &runs {
-        let a = per_run::analyse_run(r, r.workload.timeline)
-            .with_context(|| format!("campaign {campaign}: run {} cannot be analysed", r.meta.run_id))?;
+    for (r, a) in runs.iter().zip(analysed) {
+        let a = a?;
         let mut result = a.result;
         result.superseded = latest.get(&(r.meta.workload_id.clone(), r.meta.repetition)) != Some(&r.meta.attempt);
         if let (Some(points), false) = (a.timeline, result.superseded) {
@@ -198,4 +205,31 @@ fn primary_data(workloads: &[WorkloadResult]) -> String {
 
 fn campaign_name(dir: &Path) -> String {
     dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| dir.display().to_string())
+}
+
+/// `f` of every item, in the items' order, computed on as many threads as there are cores
+/// (each takes the next item not yet taken).
+fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len());
+    if threads <= 1 {
+        return items.iter().map(f).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut done: Vec<(usize, R)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut out = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(item) = items.get(i) else { break out };
+                        out.push((i, f(item)));
+                    }
+                })
+            })
+            .collect();
+        workers.into_iter().flat_map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+    });
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
 }
