@@ -44,6 +44,11 @@ fn over(values: impl IntoIterator<Item = f64>, decimals: usize) -> String {
     )
 }
 
+/// The range of the median aggregate ratios of the workloads `keep` selects, to 2 decimals.
+fn ratio_range(r: &Results, keep: impl Fn(&WorkloadResult) -> bool) -> String {
+    over(r.workloads.iter().filter(|w| keep(w)).filter_map(|w| w.stats.aggregate_ratio.map(|s| s.median)), 2)
+}
+
 fn median(s: Option<Stats>) -> f64 {
     s.expect("measured").median
 }
@@ -96,13 +101,7 @@ fn phrases(r: &Results) -> Vec<String> {
 
     // Exp 33 on synthetic data, 2, 3 or 7 jobs: the STP medians per mode (homogeneous table).
     let stp = |mode: Mode| {
-        over(
-            r.workloads
-                .iter()
-                .filter(|w| w.experiment == 33 && w.data == "synthetic" && w.n_jobs() >= 2 && w.mode == mode)
-                .filter_map(|w| w.stats.aggregate_ratio.map(|s| s.median)),
-            2,
-        )
+        ratio_range(r, |w| w.experiment == 33 && w.data == "synthetic" && w.n_jobs() >= 2 && w.mode == mode)
     };
     out.push(format!(
         "{}× the throughput of the model alone under MPS, {}× naive and {}× under the `mps-limited` stand-ins",
@@ -111,15 +110,7 @@ fn phrases(r: &Results) -> Vec<String> {
         stp(Mode::MpsLimited)
     ));
     // The mixes of exp 37 (mixes table).
-    let mix = |mode: Mode| {
-        over(
-            r.workloads
-                .iter()
-                .filter(|w| w.experiment == 37 && w.mode == mode)
-                .filter_map(|w| w.stats.aggregate_ratio.map(|s| s.median)),
-            2,
-        )
-    };
+    let mix = |mode: Mode| ratio_range(r, |w| w.experiment == 37 && w.mode == mode);
     out.push(format!(
         "the mixes of exp 37 give {}× under MPS, {}× naive and {}× under the stand-ins",
         mix(Mode::Mps),

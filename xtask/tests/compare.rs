@@ -1,12 +1,11 @@
 //! `cargo xtask compare BASE NEW` on the shipped campaign, against itself and against
 //! altered copies of it.
 
+mod common;
+
+use common::{copy_dir, root};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 fn shipped() -> PathBuf {
     root().join("data/h200-quick")
@@ -17,19 +16,6 @@ fn compare(base: &Path, new: &Path, out: &Path) -> std::process::Output {
         .args(["compare", base.to_str().unwrap(), new.to_str().unwrap(), "--out", out.to_str().unwrap()])
         .output()
         .unwrap()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), &target).unwrap();
-        }
-    }
 }
 
 /// The shipped campaign copied under `tmp`.

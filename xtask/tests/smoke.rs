@@ -1,12 +1,11 @@
 //! `cargo xtask smoke` in temporary copies of the project: as shipped, and with one shipped
 //! trace altered; `--gpu --dry-run` on the project itself.
 
+mod common;
+
+use common::{copy_dir, root};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 const SHIPPED: &str = "h200-quick";
 
@@ -16,19 +15,6 @@ fn smoke(project: &Path, extra: &[&str]) -> Output {
         .args(extra)
         .output()
         .unwrap()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), &target).unwrap();
-        }
-    }
 }
 
 /// What smoke reads of the project: the specs, the shipped traces, the committed outputs.

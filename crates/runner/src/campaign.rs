@@ -10,8 +10,8 @@ use colloc_plan::{Mode, Plan};
 use colloc_trace::ids;
 use colloc_trace::layout::{self, QUARANTINE_DIR, RUNS_DIR};
 use colloc_trace::manifest::{self, Problem};
-use colloc_trace::meta::{RunStatus, SoftwareInfo};
-use std::collections::BTreeSet;
+use colloc_trace::meta::{RunMeta, RunStatus, SoftwareInfo};
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -272,8 +272,10 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
     check_only(plan, opts)?;
     let mut summary = CampaignSummary { campaign_dir: dir.clone(), ..Default::default() };
     let mut todo = select(plan, opts, &listed, &mut summary);
+    // Read once; verified below before anything runs (a mismatch stops the campaign).
+    let metas = if todo.is_empty() { BTreeMap::new() } else { listed_metas(&dir, &listed) };
     if opts.host_baselines && !todo.is_empty() {
-        let mut extra = host_baselines(plan, &todo, &dir, &listed, gpu.uuid());
+        let mut extra = host_baselines(plan, &todo, &metas, gpu.uuid());
         extra.append(&mut todo);
         todo = extra;
     }
@@ -293,7 +295,7 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
     check_listed_runs(&dir)?;
     let sw = software(plan, opts);
     if !todo.is_empty() {
-        check_versions(&dir, &listed, &sw, opts.allow_mixed_versions, &progress)?;
+        check_versions(&dir, listed.len(), &metas, &sw, opts.allow_mixed_versions, &progress)?;
     }
 
     if let Some(total) = gpu.memory_total() {
@@ -417,6 +419,18 @@ fn select<'a>(
     todo
 }
 
+/// The `meta.json` of each listed run, by run directory name; a run whose `meta.json` does
+/// not parse is left out (verification, which follows, tells whether it was altered).
+fn listed_metas(dir: &Path, listed: &BTreeSet<String>) -> BTreeMap<String, RunMeta> {
+    listed
+        .iter()
+        .filter_map(|name| {
+            let bytes = fs::read(dir.join(RUNS_DIR).join(name).join(layout::META)).ok()?;
+            Some((name.clone(), serde_json::from_slice::<RunMeta>(&bytes).ok()?))
+        })
+        .collect()
+}
+
 /// What differs between the software that made a run (`then`) and this invocation's
 /// (`now`): the source commit; with no commit or uncommitted changes on either side, the
 /// runner binary; the runner's version; each file of the training program.
@@ -457,19 +471,14 @@ pub(crate) fn version_differences(then: &SoftwareInfo, now: &SoftwareInfo) -> Ve
 /// program (unless `allow`, which only warns), naming what differs and for how many runs.
 fn check_versions(
     dir: &Path,
-    listed: &BTreeSet<String>,
+    listed: usize,
+    metas: &BTreeMap<String, RunMeta>,
     now: &SoftwareInfo,
     allow: bool,
     progress: &Progress,
 ) -> Result<()> {
-    let mut differing: std::collections::BTreeMap<Vec<String>, usize> = Default::default();
-    for name in listed {
-        let path = dir.join(RUNS_DIR).join(name).join(layout::META);
-        let Some(meta) =
-            fs::read(&path).ok().and_then(|b| serde_json::from_slice::<colloc_trace::meta::RunMeta>(&b).ok())
-        else {
-            continue;
-        };
+    let mut differing: BTreeMap<Vec<String>, usize> = BTreeMap::new();
+    for meta in metas.values() {
         let diff = version_differences(&meta.software, now);
         if !diff.is_empty() {
             *differing.entry(diff).or_insert(0) += 1;
@@ -483,7 +492,7 @@ fn check_versions(
     let text = format!(
         "{} holds {n} of {} run(s) made by another version of the runner or the training program:\n{}",
         dir.display(),
-        listed.len(),
+        listed,
         what.join("\n")
     );
     if allow {
@@ -500,13 +509,12 @@ fn check_versions(
 fn host_baselines<'a>(
     plan: &'a Plan,
     todo: &[Todo<'a>],
-    dir: &Path,
-    listed: &BTreeSet<String>,
+    metas: &BTreeMap<String, RunMeta>,
     uuid: &str,
 ) -> Vec<Todo<'a>> {
     let selected: BTreeSet<&str> = todo.iter().map(|t| t.workload.id.as_str()).collect();
     // Baseline workload id → the selected workloads that need it.
-    let mut needed: std::collections::BTreeMap<&str, (&colloc_plan::PlannedWorkload, Vec<&str>)> = Default::default();
+    let mut needed: BTreeMap<&str, (&colloc_plan::PlannedWorkload, Vec<&str>)> = BTreeMap::new();
     for t in todo.iter().filter(|t| !t.workload.is_baseline() && t.workload.feasible) {
         for i in 0..t.workload.jobs.len() {
             let Some(b) = plan.baseline_of(t.workload, i) else { continue };
@@ -521,17 +529,13 @@ fn host_baselines<'a>(
     }
     let mut out = Vec::new();
     for (id, (b, users)) in needed {
-        let runs: Vec<(&String, u32)> = listed
-            .iter()
+        let runs: Vec<(&String, u32)> = metas
+            .keys()
             .filter_map(|d| ids::parse_run_id(d).filter(|(w, _, _)| *w == id).map(|(_, rep, _)| (d, rep)))
             .collect();
-        let here = runs.iter().any(|(d, _)| {
-            let path = dir.join(RUNS_DIR).join(d).join(layout::META);
-            fs::read(&path)
-                .ok()
-                .and_then(|bytes| serde_json::from_slice::<colloc_trace::meta::RunMeta>(&bytes).ok())
-                .is_some_and(|m| m.status == RunStatus::Ok && m.gpu.as_ref().is_some_and(|g| g.uuid == uuid))
-        });
+        let here = runs
+            .iter()
+            .any(|(d, _)| metas[*d].status == RunStatus::Ok && metas[*d].gpu.as_ref().is_some_and(|g| g.uuid == uuid));
         if here {
             continue;
         }

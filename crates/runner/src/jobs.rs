@@ -480,6 +480,24 @@ fn output_pipe() -> Result<(std::fs::File, OwnedFd)> {
     unsafe { Ok((std::fs::File::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1]))) }
 }
 
+/// Makes the process `cmd` starts the leader of a process group of its own (in the runner's
+/// session) that is killed when the runner dies (`PR_SET_PDEATHSIG`), and that never starts
+/// when the runner died before it could ask for that.
+pub(crate) fn own_group_dying_with_runner(cmd: &mut Command) {
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::setpgid(0, 0);
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+}
+
 fn spawn_one(spec: JobSpec) -> Job {
     let mut job = Job {
         argv: spec.argv.clone(),
@@ -525,7 +543,6 @@ fn start(spec: &JobSpec, output: &OutputTail) -> Result<(Child, ChildStdin)> {
     let (program, args) = spec.argv.split_first().context("empty job command")?;
     let (mut reader, writer) = output_pipe()?;
     let writer2 = writer.try_clone().context("dup")?;
-    let parent = std::process::id() as libc::pid_t;
     let child = {
         let mut cmd = Command::new(program);
         cmd.args(args)
@@ -533,14 +550,10 @@ fn start(spec: &JobSpec, output: &OutputTail) -> Result<(Child, ChildStdin)> {
             .stdin(Stdio::piped())
             .stdout(Stdio::from(writer))
             .stderr(Stdio::from(writer2));
+        own_group_dying_with_runner(&mut cmd);
         // SAFETY: only async-signal-safe calls between fork and exec.
         unsafe {
-            cmd.pre_exec(move || {
-                libc::setpgid(0, 0);
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                if libc::getppid() != parent {
-                    libc::_exit(1);
-                }
+            cmd.pre_exec(|| {
                 libc::signal(libc::SIGPIPE, libc::SIG_DFL);
                 Ok(())
             });

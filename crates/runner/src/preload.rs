@@ -6,7 +6,6 @@
 use anyhow::{bail, Context, Result};
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::DirBuilderExt;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
@@ -106,7 +105,6 @@ fn spawn(
     let (program, args) = job_command.split_first().context("empty job command")?;
     let log_path = dir.join("server.log");
     let log = std::fs::File::create(&log_path).with_context(|| format!("cannot create {}", log_path.display()))?;
-    let parent = std::process::id() as libc::pid_t;
     let t0 = Instant::now();
     let mut cmd = Command::new(program);
     cmd.args(args)
@@ -117,18 +115,8 @@ fn spawn(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::from(log));
-    // SAFETY: only async-signal-safe calls between fork and exec.
-    unsafe {
-        cmd.pre_exec(move || {
-            // Its own group in the runner's session: jobs it forks join their clients' groups.
-            libc::setpgid(0, 0);
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            if libc::getppid() != parent {
-                libc::_exit(1);
-            }
-            Ok(())
-        });
-    }
+    // Its own group in the runner's session: jobs it forks join their clients' groups.
+    crate::jobs::own_group_dying_with_runner(&mut cmd);
     let mut child = cmd.spawn().with_context(|| format!("cannot start the job server `{}`", job_command.join(" ")))?;
     let stdin = child.stdin.take().context("piped stdin")?;
     let stdout = child.stdout.take().context("piped stdout")?;
