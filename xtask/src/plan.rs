@@ -103,7 +103,7 @@ pub fn render(p: &Plan) -> String {
         );
     }
     let t = &p.totals;
-    let _ = writeln!(
+    let _ = write!(
         s,
         "total: {} workloads, {} jobs, {} infeasible, {} runs, estimated GPU time {}",
         t.workloads,
@@ -112,6 +112,22 @@ pub fn render(p: &Plan) -> String {
         t.runs,
         hms(t.estimated_gpu_seconds)
     );
+    // A GPU whose MIG mode is off skips the MIG runs at once: say what they make of the total.
+    let mig: f64 = p
+        .workloads
+        .iter()
+        .filter(|w| w.mode == Mode::Mig && w.feasible)
+        .map(|w| w.estimated_seconds * w.repetitions as f64)
+        .sum();
+    if mig > 0.0 {
+        let _ = write!(
+            s,
+            " ({} of it MIG runs, skipped at once where the GPU's MIG mode is off: {} without them)",
+            hms(mig),
+            hms(t.estimated_gpu_seconds - mig)
+        );
+    }
+    s.push('\n');
     s
 }
 

@@ -6,11 +6,17 @@ use colloc_spec::{Protocol, ProtocolKind};
 use crate::model::{GpuTarget, PlannedWorkload};
 use crate::perf;
 
-/// Python start, imports and model build of the first job (7–8 s measured on the H200
-/// host), and what each further job adds when they start together.
-const SETUP_SECONDS: f64 = 10.0;
-const SETUP_PER_EXTRA_JOB: f64 = 1.5;
-const TEARDOWN_SECONDS: f64 = 5.0;
+/// What a run costs beyond the warm-up iterations and the window, fitted to the mean of
+/// 34 runs on the H200 with the runner's `--preload`
+/// (benchmarks/2026-12-01-h200-exact-measurement, host C): a forked job's set-up (CUDA,
+/// model, data) about 1 s, then its first iteration's cuDNN autotuning, 4 s on a warm host
+/// but up to 22 s for an invocation's first run or under MPS thread caps (9 s on average);
+/// each further job starting beside it about 0.4 s; the jobs' exit after the stop and the
+/// mode's teardown about 1 s. Without `--preload` each job also imports PyTorch and timm
+/// (about 9 s more per run).
+const SETUP_SECONDS: f64 = 9.0;
+const SETUP_PER_EXTRA_JOB: f64 = 0.4;
+const TEARDOWN_SECONDS: f64 = 1.0;
 
 /// Seconds of GPU time one repetition of the workload takes (under a precision target, its
 /// upper bound: the window counted at `max_window_seconds`). The common window of a
