@@ -457,6 +457,7 @@ fn write_run(
             spec_hash: Some(plan.spec_hash.clone()),
             runner_sha256: None,
             workload_files: BTreeMap::new(),
+            environment: None,
         },
         telemetry: TelemetryInfo {
             rate_hz: 1.0,

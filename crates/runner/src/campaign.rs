@@ -10,7 +10,7 @@ use colloc_plan::{Mode, Plan};
 use colloc_trace::ids;
 use colloc_trace::layout::{self, QUARANTINE_DIR, RUNS_DIR};
 use colloc_trace::manifest::{self, Problem};
-use colloc_trace::meta::{RunMeta, RunStatus, SoftwareInfo};
+use colloc_trace::meta::{EnvironmentCheck, RunMeta, RunStatus, SoftwareInfo};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::os::fd::AsRawFd;
@@ -239,6 +239,7 @@ fn software(plan: &Plan, opts: &RunOptions) -> SoftwareInfo {
         spec_hash: Some(plan.spec_hash.clone()),
         runner_sha256: std::env::current_exe().ok().and_then(|e| fs::read(e).ok()).map(|b| manifest::sha256_bytes(&b)),
         workload_files: provenance::workload_files(&opts.job_command),
+        environment: None,
     }
 }
 
@@ -293,8 +294,10 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
         progress.log(&format!("incomplete {} moved to {}", from.display(), to.display()));
     }
     check_listed_runs(&dir)?;
-    let sw = software(plan, opts);
+    let mut sw = software(plan, opts);
     if !todo.is_empty() {
+        sw.environment = provenance::environment_check(&opts.job_command);
+        check_environment(sw.environment.as_ref(), opts.strict_env, &progress)?;
         check_versions(&dir, listed.len(), &metas, &sw, opts.allow_mixed_versions, &progress)?;
     }
 
@@ -464,7 +467,50 @@ pub(crate) fn version_differences(then: &SoftwareInfo, now: &SoftwareInfo) -> Ve
             }
         }
     }
+    if let (Some(a), Some(b)) = (&then.environment, &now.environment) {
+        let names: BTreeSet<&String> = a.here.keys().chain(b.here.keys()).collect();
+        let show = |v: Option<&Option<String>>| match v {
+            Some(Some(v)) => v.clone(),
+            Some(None) => "not installed".to_string(),
+            None => "not checked".to_string(),
+        };
+        for name in names {
+            let (x, y) = (a.here.get(name), b.here.get(name));
+            if x != y {
+                out.push(format!("Python package {name} {} then, {} now", show(x), show(y)));
+            }
+        }
+    }
     out
+}
+
+/// Says how the host's Python environment compares with the training program's lock, before
+/// any GPU time is spent; with `strict`, a difference, a failed check or no lock at all
+/// stops the invocation.
+fn check_environment(env: Option<&EnvironmentCheck>, strict: bool, progress: &Progress) -> Result<()> {
+    let problem = match env {
+        None => Some("the training program has no environment check (envcheck.py beside its script)".to_string()),
+        Some(EnvironmentCheck { lock, error: Some(why), .. }) => Some(format!("cannot check it against {lock}: {why}")),
+        Some(EnvironmentCheck { lock, differs, .. }) if !differs.is_empty() => {
+            Some(format!("it differs from {lock}:\n  {}", differs.join("\n  ")))
+        }
+        Some(EnvironmentCheck { lock, here, .. }) => {
+            let versions: Vec<String> =
+                here.iter().map(|(k, v)| format!("{k} {}", v.as_deref().unwrap_or("not installed"))).collect();
+            progress.log(&format!("Python environment: as {lock} locks it ({})", versions.join(", ")));
+            None
+        }
+    };
+    match problem {
+        Some(p) if strict => bail!("Python environment: {p}\n--strict-env refuses to run on it"),
+        Some(p) if env.is_some() => {
+            progress.log(&format!(
+                "warning: Python environment: {p}\n(recorded in each run's meta.json; --strict-env refuses)"
+            ));
+            Ok(())
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Refuses to add runs to a campaign made by another version of the runner or the training
@@ -684,6 +730,7 @@ mod tests {
             spec_hash: None,
             runner_sha256: Some(binary.into()),
             workload_files: files.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            environment: None,
         }
     }
 
@@ -707,5 +754,44 @@ mod tests {
         assert_eq!(d, ["workloads/events.py is gone", "workloads/new.py is new", "workloads/train.py differs"]);
         let d = version_differences(&sw(Some("abc"), Some(false), "x", &[]), &a);
         assert_eq!(d, ["the training program's files were not recorded then"]);
+        // The Python packages, where both invocations checked them.
+        let env = |torch: Option<&str>| EnvironmentCheck {
+            lock: "workloads/environment.lock".into(),
+            here: [("timm".to_string(), Some("1.0".to_string())), ("torch".to_string(), torch.map(str::to_string))]
+                .into(),
+            ..Default::default()
+        };
+        let (mut then, mut now) = (a.clone(), a.clone());
+        then.environment = Some(env(Some("2.11")));
+        now.environment = Some(env(None));
+        assert_eq!(version_differences(&then, &now), ["Python package torch 2.11 then, not installed now"]);
+        now.environment = Some(env(Some("2.11")));
+        assert!(version_differences(&then, &now).is_empty());
+        now.environment = None;
+        assert!(version_differences(&then, &now).is_empty(), "an unchecked side compares nothing");
+    }
+
+    #[test]
+    fn strict_env_refuses_a_difference_a_failed_check_and_no_check() {
+        let quiet = Progress::new(crate::options::ProgressMode::Quiet, 0, 0.0);
+        let matching = EnvironmentCheck {
+            lock: "w/environment.lock".into(),
+            here: [("torch".to_string(), Some("2.11".to_string()))].into(),
+            ..Default::default()
+        };
+        let differing = EnvironmentCheck { differs: vec!["torch: 2.10 here, 2.11 locked".into()], ..matching.clone() };
+        let failed = EnvironmentCheck { error: Some("no python3".into()), ..matching.clone() };
+        for strict in [false, true] {
+            assert!(check_environment(Some(&matching), strict, &quiet).is_ok());
+        }
+        for (env, says) in [
+            (Some(&differing), "it differs from w/environment.lock:\n  torch: 2.10 here, 2.11 locked"),
+            (Some(&failed), "cannot check it against w/environment.lock: no python3"),
+            (None, "the training program has no environment check"),
+        ] {
+            assert!(check_environment(env, false, &quiet).is_ok());
+            let e = check_environment(env, true, &quiet).unwrap_err().to_string();
+            assert!(e.contains(says) && e.contains("--strict-env refuses"), "{e}");
+        }
     }
 }

@@ -92,6 +92,11 @@ pub struct RunArgs {
     /// (refused otherwise; the refusal says what differs).
     #[arg(long)]
     pub allow_mixed_versions: bool,
+    /// Refuse to run when the host's Python environment differs from the training program's
+    /// lock (`workloads/environment.lock`) or cannot be checked; otherwise a difference is
+    /// printed and recorded in each run's `meta.json`.
+    #[arg(long)]
+    pub strict_env: bool,
 }
 
 impl RunArgs {
@@ -146,6 +151,7 @@ impl RunArgs {
         o.preload = self.preload;
         o.host_baselines = !self.no_host_baselines;
         o.allow_mixed_versions = self.allow_mixed_versions;
+        o.strict_env = self.strict_env;
         Ok(o)
     }
 }

@@ -52,6 +52,9 @@ pub struct RunOptions {
     /// Add runs to a campaign whose runs another version of the runner or the training
     /// program made (otherwise refused).
     pub allow_mixed_versions: bool,
+    /// Refuse a host whose Python environment differs from the training program's lock, or
+    /// cannot be checked against one.
+    pub strict_env: bool,
 }
 
 /// External programs used to set up MPS and MIG.
@@ -109,6 +112,7 @@ impl RunOptions {
             preload: false,
             host_baselines: true,
             allow_mixed_versions: false,
+            strict_env: false,
         }
     }
 

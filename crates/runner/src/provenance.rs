@@ -1,6 +1,6 @@
 //! Provenance that does not come from the GPU: the host, the project's git commit, times.
 
-use colloc_trace::meta::{CpuCalibration, HostInfo};
+use colloc_trace::meta::{CpuCalibration, EnvironmentCheck, HostInfo};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -59,6 +59,45 @@ pub fn workload_files(job_command: &[String]) -> std::collections::BTreeMap<Stri
         }
     }
     out
+}
+
+/// The training program's environment check: `envcheck.py` beside the job command's script,
+/// run by the command's interpreter (what precedes the script, e.g. `python3`) against the
+/// `environment.lock` beside it. `None` when the command runs no Python script or its
+/// directory holds no check (the simulated job); `error` set when the check could not be
+/// made or said nothing readable.
+pub fn environment_check(job_command: &[String]) -> Option<EnvironmentCheck> {
+    let at = job_command.iter().position(|a| a.ends_with(".py"))?;
+    let dir = Path::new(&job_command[at]).parent().unwrap_or(Path::new("")).to_path_buf();
+    let script = dir.join("envcheck.py");
+    let lock = dir.join("environment.lock");
+    if !script.is_file() {
+        return None;
+    }
+    let lock_s = lock.to_string_lossy().into_owned();
+    let failed = |why: String| Some(EnvironmentCheck { lock: lock_s.clone(), error: Some(why), ..Default::default() });
+    let interpreter: Vec<&str> = job_command[..at].iter().map(String::as_str).collect();
+    let Some((program, pre)) = interpreter.split_first() else {
+        return failed(format!("the job command runs {} without an interpreter", job_command[at]));
+    };
+    let script_s = script.to_string_lossy().into_owned();
+    let mut args: Vec<&str> = pre.to_vec();
+    args.extend([script_s.as_str(), "--lock", lock_s.as_str()]);
+    let out = match Cmd::new(program, &args, Duration::from_secs(60)).run() {
+        Ok(o) => o,
+        Err(e) => return failed(format!("{e:#}")),
+    };
+    // Exit 0: matches; 1: differs; 2: the lock cannot be read (its message in `error`).
+    match serde_json::from_str::<EnvironmentCheck>(out.stdout.trim()) {
+        Ok(mut c) if matches!(out.code, Some(0..=2)) => {
+            c.lock = lock_s;
+            if out.code == Some(2) && c.error.is_none() {
+                c.error = Some(out.text());
+            }
+            Some(c)
+        }
+        _ => failed(format!("`{program} {}` said nothing readable: {}", args.join(" "), out.text())),
+    }
 }
 
 /// Bytes each calibration thread hashes per pass.
@@ -246,6 +285,43 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A training program's directory with the project's real `envcheck.py` and `lock`.
+    fn program(lock: &str) -> (tempfile::TempDir, Vec<String>) {
+        let d = tempfile::tempdir().unwrap();
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/envcheck.py");
+        fs::copy(src, d.path().join("envcheck.py")).unwrap();
+        fs::write(d.path().join("environment.lock"), lock).unwrap();
+        let train = d.path().join("train.py").to_string_lossy().into_owned();
+        (d, vec!["python3".into(), train])
+    }
+
+    #[test]
+    fn the_environment_check_names_each_difference_and_a_bad_lock() {
+        let (d, cmd) = program("python==0.0.1\nno-such-distribution-xyz==1.0\n");
+        let c = environment_check(&cmd).expect("a check beside the script");
+        assert_eq!(c.lock, d.path().join("environment.lock").to_string_lossy());
+        assert_eq!(c.error, None);
+        assert_eq!(c.differs.len(), 2, "{c:?}");
+        assert!(c.differs[0].starts_with("python: ") && c.differs[0].ends_with(", 0.0.1 locked"), "{c:?}");
+        assert_eq!(c.differs[1], "no-such-distribution-xyz: not installed here, 1.0 locked");
+        assert_eq!(c.here.get("no-such-distribution-xyz"), Some(&None));
+        assert!(c.here["python"].as_deref().is_some_and(|v| v.starts_with('3')));
+
+        let (_d, cmd) = program("torch 2.11\n");
+        let c = environment_check(&cmd).unwrap();
+        assert!(c.error.as_deref().is_some_and(|e| e.contains(":1: expected `name==version`")), "{c:?}");
+
+        // No check beside the script, or no script at all: nothing to check.
+        let (d, cmd) = program("python==3\n");
+        fs::remove_file(d.path().join("envcheck.py")).unwrap();
+        assert_eq!(environment_check(&cmd), None);
+        assert_eq!(environment_check(&["/bin/fake-job".into()]), None);
+        // An interpreter that is not there.
+        let (_d, mut cmd) = program("python==3\n");
+        cmd[0] = "/nonexistent/python3".into();
+        assert!(environment_check(&cmd).unwrap().error.unwrap().contains("cannot run"));
+    }
 
     #[test]
     fn rfc3339_known_instants() {

@@ -553,3 +553,20 @@ fn runs_are_not_added_to_a_campaign_made_by_another_version() {
     o.source_commit = Some(("c".repeat(40), Some(false)));
     assert!(run_campaign(&p, &o).unwrap().runs.is_empty());
 }
+
+/// `--strict-env` stops the invocation before any GPU time when the training program cannot
+/// be checked against a lock (the simulated job has none); without it the runs go ahead.
+#[test]
+fn strict_env_refuses_before_any_run() {
+    let d = tempfile::tempdir().unwrap();
+    let p = plan(vec![workload("wl-env-naive", Mode::Naive, vec![job("resnet26")])]);
+    let mut o = sim_options(d.path());
+    o.strict_env = true;
+    let e = run_campaign(&p, &o).unwrap_err().to_string();
+    assert!(e.contains("no environment check") && e.contains("--strict-env refuses"), "{e}");
+    assert!(!d.path().join("runs/wl-env-naive.r1").exists());
+    o.strict_env = false;
+    let s = run_campaign(&p, &o).unwrap();
+    assert_eq!(s.count(RunStatus::Ok), 1, "{}", s.render());
+    assert_eq!(meta(d.path(), "wl-env-naive.r1").software.environment, None);
+}

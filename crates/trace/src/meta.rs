@@ -213,6 +213,25 @@ pub struct SoftwareInfo {
     /// job.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub workload_files: BTreeMap<String, String>,
+    /// The GPU host's Python environment against the training program's lock
+    /// (`workloads/envcheck.py`), checked once per invocation before any GPU time; absent
+    /// in older traces and for the simulated job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<EnvironmentCheck>,
+}
+
+/// What `envcheck.py` found on the host: the lock it read (as the job command names the
+/// training program's directory), each locked name's version here (`None`: not
+/// installed), and one line per difference; `error` when the check could not be made.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EnvironmentCheck {
+    pub lock: String,
+    #[serde(default)]
+    pub here: BTreeMap<String, Option<String>>,
+    #[serde(default)]
+    pub differs: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
