@@ -25,6 +25,21 @@ pub struct Args {
     /// workloads its checks' queries select, and their baselines.
     #[arg(long, conflicts_with = "only")]
     pub claim: Option<String>,
+    /// Re-target the campaign to this machine's GPU (its `nvidia-smi` name matched against
+    /// the GPU tables of experiments/gpus, MIG classes mapped to its own profiles) and write
+    /// a new directory, data/<campaign>-<gpu table>-<date>, never a shipped campaign's.
+    #[arg(long, requires = "campaign", conflicts_with_all = ["plan", "target", "out"])]
+    pub here: bool,
+    /// Only the real subset of `cargo xtask smoke --gpu`: one workload per mode (the
+    /// headline 7 × resnet26 for naive and MPS).
+    #[arg(long, conflicts_with_all = ["only", "claim"])]
+    pub smoke: bool,
+    /// The project to plan from and write into (default: this checkout).
+    #[arg(long, hide = true)]
+    pub root: Option<PathBuf>,
+    /// The `nvidia-smi` that `--here` asks (a stand-in in tests).
+    #[arg(long, hide = true, default_value = "nvidia-smi")]
+    pub nvidia_smi: String,
     #[command(flatten)]
     pub run: RunArgs,
     /// Be the simulated job (the runner starts `cargo xtask run --fake-job --job-file F`).
@@ -57,7 +72,8 @@ pub fn main(a: Args) -> anyhow::Result<ExitCode> {
         let file = a.job_file.context("--fake-job needs --job-file")?;
         return Ok(ExitCode::from(colloc_runner::fake_job(&file) as u8));
     }
-    let summary = execute(&crate::project_root(), a)?;
+    let root = a.root.clone().unwrap_or_else(crate::project_root);
+    let summary = execute(&root, a)?;
     eprintln!("{}", summary.render());
     Ok(summary.exit_code())
 }
@@ -69,6 +85,32 @@ pub fn execute(root: &std::path::Path, a: Args) -> anyhow::Result<colloc_runner:
         (Some(_), Some(_)) => None,
         _ => Some(colloc_spec::load_project(root).map_err(|d| anyhow::anyhow!("{d}"))?),
     };
+    let mut a = a;
+    let here = match (a.here, &a.campaign, &project) {
+        (true, Some(c), Some(p)) => {
+            let device = device_name(&a.nvidia_smi, a.run.gpu)?;
+            let table = table_for(&p.gpus, &device)?;
+            let out = here_dir(root, c, &table.key, &today());
+            for other in &p.artifact.campaigns {
+                anyhow::ensure!(
+                    crate::campaign_dir(&p.artifact, root, &other.name.value) != out,
+                    "--here would write into campaign {}'s directory {}",
+                    other.name.value,
+                    out.display()
+                );
+            }
+            println!(
+                "here: GPU {} is {device}: table {} ({}); campaign {c} re-targeted to it, written to {}",
+                a.run.gpu,
+                table.key,
+                table.name,
+                out.strip_prefix(root).unwrap_or(&out).display()
+            );
+            a.target = Some(table.key.clone());
+            Some(out)
+        }
+        _ => None,
+    };
     let plan = match (&a.plan, &a.campaign, &project) {
         (Some(path), _, _) => colloc_plan::Plan::from_file(path)?,
         (None, Some(c), Some(p)) => {
@@ -76,7 +118,10 @@ pub fn execute(root: &std::path::Path, a: Args) -> anyhow::Result<colloc_runner:
         }
         _ => anyhow::bail!("give --campaign NAME or --plan FILE"),
     };
-    let mut a = a;
+    if a.smoke {
+        a.run.only = crate::smoke::select(&plan);
+        anyhow::ensure!(!a.run.only.is_empty(), "--smoke: the plan has no feasible workload");
+    }
     if let Some(id) = &a.claim {
         let project = project.as_ref().context("--claim needs the project's artifact.yaml")?;
         let sel = claim_selection(project, &plan, id)?;
@@ -84,6 +129,7 @@ pub fn execute(root: &std::path::Path, a: Args) -> anyhow::Result<colloc_runner:
         a.run.only = sel.workloads.iter().map(|(w, _, _)| w.clone()).collect();
     }
     let out = match (&a.out, &plan.campaign, &project) {
+        _ if here.is_some() => here.clone().expect("checked"),
         (Some(o), _, _) => o.clone(),
         (None, Some(c), Some(p)) => crate::campaign_dir(&p.artifact, root, c),
         _ => anyhow::bail!("the plan names no campaign: give --out DIR"),
@@ -94,6 +140,75 @@ pub fn execute(root: &std::path::Path, a: Args) -> anyhow::Result<colloc_runner:
         Ok(vec![exe.to_string_lossy().into_owned(), "run".into(), "--fake-job".into()])
     })?;
     run_campaign(&plan, &o)
+}
+
+/// The name `nvidia-smi` gives the runner's GPU (`--gpu`).
+fn device_name(smi: &str, gpu: u32) -> anyhow::Result<String> {
+    let out = std::process::Command::new(smi)
+        .args(["--query-gpu=name", "--format=csv,noheader", "-i", &gpu.to_string()])
+        .output()
+        .with_context(|| format!("--here: cannot run `{smi}` to learn this machine's GPU"))?;
+    let name = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    anyhow::ensure!(
+        out.status.success() && !name.is_empty() && !name.contains('\n'),
+        "--here: `{smi} -i {}` did not name one GPU: {}{}",
+        gpu,
+        name,
+        String::from_utf8_lossy(&out.stderr).trim()
+    );
+    Ok(name)
+}
+
+/// The GPU table whose `nvml_names` the device's name contains (the longest such name when
+/// several do); none is an error that lists the tables and says how to add one.
+pub fn table_for<'a>(
+    tables: &'a std::collections::BTreeMap<String, colloc_spec::GpuTable>,
+    device: &str,
+) -> anyhow::Result<&'a colloc_spec::GpuTable> {
+    let best = tables
+        .values()
+        .flat_map(|t| t.nvml_names.iter().filter(|n| device.contains(n.as_str())).map(move |n| (n.len(), t)))
+        .max_by_key(|(len, _)| *len);
+    match best {
+        Some((_, t)) => Ok(t),
+        None => {
+            let known: Vec<String> = tables
+                .values()
+                .map(|t| format!("  {}: {} (names {})", t.key, t.name, t.nvml_names.join(", ")))
+                .collect();
+            anyhow::bail!(
+                "--here: no GPU table matches `{device}`. Supported:\n{}\nTo add this GPU, write \
+                 experiments/gpus/<key>.yaml (schema: experiments/gpu.schema.json; `nvidia-smi mig -lgip` \
+                 lists its MIG profiles) with `nvml_names` holding part of its name, then run again.",
+                known.join("\n")
+            )
+        }
+    }
+}
+
+/// data/<campaign>-<table>-<date>.
+pub fn here_dir(root: &std::path::Path, campaign: &str, table: &str, date: &str) -> PathBuf {
+    root.join("data").join(format!("{campaign}-{table}-{date}"))
+}
+
+/// Today's date (UTC) as YYYY-MM-DD.
+fn today() -> String {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    civil_date(secs / 86_400)
+}
+
+/// The proleptic Gregorian date of a day count since 1970-01-01 (H. Hinnant's algorithm).
+pub fn civil_date(days: u64) -> String {
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
 }
 
 /// `1 h 7 min`, `42 min 10 s`, `9 s`.
@@ -194,6 +309,32 @@ mod tests {
         // `run --claim` is `--only` with that set.
         assert!(super::Args::parse(&["--campaign", "h200-quick", "--claim", "C7", "--only", "x"]).is_err());
         assert!(super::claim_selection(&project, &plan, "C99").is_err());
+    }
+
+    /// A device name picks the table whose `nvml_names` it contains, the longest match
+    /// winning; an unknown GPU is refused with the supported ones and how to add one.
+    #[test]
+    fn the_device_name_picks_its_gpu_table() {
+        let project = colloc_spec::load_project(&crate::project_root()).unwrap();
+        for (device, key) in [
+            ("NVIDIA H200", "h200-141gb"),
+            ("NVIDIA H200 NVL", "h200-141gb"),
+            ("NVIDIA A100-SXM4-40GB", "a100-40gb"),
+            ("NVIDIA A100 80GB PCIe", "a100-80gb"),
+            ("NVIDIA H100 80GB HBM3", "h100-80gb"),
+        ] {
+            assert_eq!(super::table_for(&project.gpus, device).unwrap().key, key, "{device}");
+        }
+        let e = super::table_for(&project.gpus, "Tesla V100-SXM2-16GB").unwrap_err().to_string();
+        assert!(e.contains("no GPU table matches `Tesla V100-SXM2-16GB`") && e.contains("h100-80gb: "), "{e}");
+    }
+
+    #[test]
+    fn civil_dates() {
+        assert_eq!(super::civil_date(0), "1970-01-01");
+        assert_eq!(super::civil_date(11_016), "2000-02-29");
+        assert_eq!(super::civil_date(20_422), "2025-11-30");
+        assert_eq!(super::civil_date(20_788), "2026-12-01");
     }
 
     /// Every claim selects at least one planned workload of the shipped campaign.
