@@ -3,8 +3,9 @@
 //!
 //! Both directories are verified against their `SHA256SUMS` and analysed as `reproduce`
 //! does (with the plan of the campaign their runs' `meta.json` name, when it can be
-//! planned); `colloc_report::compare` makes the verdicts. Writes `compare.md` and
-//! `compare.csv` under `--out` (default `target/compare/`) and prints a summary.
+//! planned); `colloc_report::compare` makes the verdicts. Writes `compare.md`, `compare.csv`
+//! and the figure `compare.svg` / `compare.png` (new ratio against base ratio, y = x, the
+//! tolerance bands) under `--out` (default `target/compare/`) and prints a summary.
 //!
 //! Exit status: 0 when every workload measured in both agrees, 1 when one differs, 2 on an
 //! error (a directory unreadable or failing verification, named in the message).
@@ -21,7 +22,7 @@ pub struct Args {
     pub base: PathBuf,
     /// The campaign directory compared (e.g. a reviewer's re-run).
     pub new: PathBuf,
-    /// Where to write compare.md and compare.csv (default: target/compare/).
+    /// Where to write compare.md, compare.csv, compare.svg and compare.png (default: target/compare/).
     #[arg(long)]
     pub out: Option<PathBuf>,
 }
@@ -48,13 +49,18 @@ pub fn run(root: &Path, a: &Args) -> Result<Comparison> {
     );
     let out = a.out.clone().unwrap_or_else(|| root.join("target/compare"));
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
-    let files = [("compare.md", c.markdown()), ("compare.csv", c.csv())];
-    for (name, text) in &files {
+    let files: [(&str, Vec<u8>); 4] = [
+        ("compare.md", c.markdown().into_bytes()),
+        ("compare.csv", c.csv().into_bytes()),
+        ("compare.svg", c.figure_svg().context("drawing the comparison")?.into_bytes()),
+        ("compare.png", c.figure_png().context("drawing the comparison")?),
+    ];
+    for (name, bytes) in &files {
         let p = out.join(name);
-        std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))?;
+        std::fs::write(&p, bytes).with_context(|| format!("writing {}", p.display()))?;
     }
     print!("{}", c.console());
-    println!("wrote compare.md and compare.csv under {}", out.display());
+    println!("wrote compare.md, compare.csv, compare.svg and compare.png under {}", out.display());
     Ok(c)
 }
 

@@ -87,6 +87,9 @@ fn the_shipped_campaign_agrees_with_itself() {
     let md = std::fs::read_to_string(tmp.path().join("compare.md")).unwrap();
     assert!(md.contains("Tolerance: the larger of a declared floor"), "{md}");
     assert!(md.contains("## Claims") && md.contains("| C1 |"), "{md}");
+    let svg = std::fs::read_to_string(tmp.path().join("compare.svg")).unwrap();
+    assert!(svg.contains("aggregate ratio, STP") && svg.contains("y = x") && svg.contains("differs (0)"), "{svg}");
+    assert!(std::fs::read(tmp.path().join("compare.png")).unwrap().starts_with(b"\x89PNG"));
 }
 
 #[test]
@@ -106,6 +109,11 @@ fn one_job_ten_percent_faster_differs_for_exactly_its_workload() {
     let row = csv.lines().find(|l| l.starts_with(&format!("{ALTERED_WORKLOAD},"))).unwrap();
     let difference: f64 = row.split(',').nth(5).unwrap().parse().unwrap();
     assert!((0.03..0.07).contains(&difference), "{row}");
+    // The figure labels that workload, and only it, with its difference.
+    let svg = std::fs::read_to_string(out.join("compare.svg")).unwrap();
+    assert!(svg.contains("differs (1)"), "{svg}");
+    assert_eq!(svg.matches(" %)\n</text>").count(), 1, "one labelled point");
+    assert!(svg.contains(&format!("{ALTERED_WORKLOAD} (+{:.1} %)", difference * 100.0)), "{svg}");
 }
 
 #[test]

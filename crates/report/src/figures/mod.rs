@@ -5,6 +5,7 @@
 //! appears, with a note saying so.
 
 mod bars;
+pub(crate) mod compare;
 mod data_loading;
 mod heatmap;
 mod lines;
