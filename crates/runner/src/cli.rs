@@ -92,6 +92,10 @@ pub struct RunArgs {
     /// (refused otherwise; the refusal says what differs).
     #[arg(long)]
     pub allow_mixed_versions: bool,
+    /// For tests: the selected jobs of MPS runs (INDEX, *, PATTERN:INDEX, comma-separated)
+    /// look for the MPS daemon where none serves, so the MPS client check must fail their run.
+    #[arg(long, value_name = "SELECTOR", hide = true)]
+    pub fault_wrong_mps_pipe: Option<String>,
 }
 
 impl RunArgs {
@@ -128,6 +132,7 @@ impl RunArgs {
                 },
                 exec_mode_commands: self.sim_exec_mode_commands,
                 seed: self.seed,
+                lists_mps_clients: true,
             });
             o.job_command = simulated_job()?;
         }
@@ -146,6 +151,7 @@ impl RunArgs {
         o.preload = self.preload;
         o.host_baselines = !self.no_host_baselines;
         o.allow_mixed_versions = self.allow_mixed_versions;
+        o.fault_wrong_mps_pipe = self.fault_wrong_mps_pipe.clone();
         Ok(o)
     }
 }

@@ -52,6 +52,11 @@ pub struct RunOptions {
     /// Add runs to a campaign whose runs another version of the runner or the training
     /// program made (otherwise refused).
     pub allow_mixed_versions: bool,
+    /// For tests: the jobs of `mps` and `mps-limited` runs this selects (the grammar of the
+    /// simulated faults: `INDEX`, `*`, `PATTERN:INDEX`, comma-separated) look for the MPS
+    /// daemon in a pipe directory where none serves, so the driver runs them as plain
+    /// compute processes and the check of the run's MPS clients must fail the run.
+    pub fault_wrong_mps_pipe: Option<String>,
 }
 
 /// External programs used to set up MPS and MIG.
@@ -109,6 +114,7 @@ impl RunOptions {
             preload: false,
             host_baselines: true,
             allow_mixed_versions: false,
+            fault_wrong_mps_pipe: None,
         }
     }
 
