@@ -530,6 +530,7 @@ fn mode_info(w: &PlannedWorkload, status: RunStatus) -> (Option<MigInfo>, Option
             .map(|j| j.mps_limits.as_ref().map(|l| l.active_thread_percentage))
             .collect(),
         pinned_mem_limit_mib: w.jobs.iter().map(|j| j.mps_limits.as_ref().map(|l| l.pinned_mem_limit_mib)).collect(),
+        clients: None,
     });
     (mig, mps)
 }

@@ -5,7 +5,7 @@
 
 use anyhow::Result;
 use colloc_plan::{Mode, PlannedWorkload};
-use colloc_trace::meta::GpuInfo;
+use colloc_trace::meta::{DriverListing, GpuInfo};
 
 use crate::telemetry::GpuSource;
 
@@ -33,6 +33,12 @@ pub trait Backend {
     fn mig_enabled_for(&self, mode: Mode) -> Result<bool>;
     /// Compute processes on the GPU and on its MIG devices.
     fn compute_processes(&self) -> Result<Vec<GpuProcess>>;
+    /// How the driver lists each of `pids` (the host's pid namespace) on the GPU now: among
+    /// its MPS clients, among its compute processes only, or neither. `client_pipe`: the
+    /// `CUDA_MPS_PIPE_DIRECTORY` the run's MPS daemon serves its clients on (the driver knows
+    /// its clients without it; a simulated GPU compares it with each process's own). An
+    /// error when the driver cannot list MPS clients.
+    fn mps_listing(&self, pids: &[u32], client_pipe: Option<&str>) -> Result<Vec<DriverListing>>;
     /// Whether the MPS and MIG commands run (otherwise ids and UUIDs are made up).
     fn executes_mode_commands(&self) -> bool;
     /// Real seconds a run may take under a protocol timeout of `protocol_seconds`, before

@@ -97,6 +97,10 @@ pub struct RunArgs {
     /// printed and recorded in each run's `meta.json`.
     #[arg(long)]
     pub strict_env: bool,
+    /// For tests: the selected jobs of MPS runs (INDEX, *, PATTERN:INDEX, comma-separated)
+    /// look for the MPS daemon where none serves, so the MPS client check must fail their run.
+    #[arg(long, value_name = "SELECTOR", hide = true)]
+    pub fault_wrong_mps_pipe: Option<String>,
 }
 
 impl RunArgs {
@@ -133,6 +137,7 @@ impl RunArgs {
                 },
                 exec_mode_commands: self.sim_exec_mode_commands,
                 seed: self.seed,
+                lists_mps_clients: true,
             });
             o.job_command = simulated_job()?;
         }
@@ -152,6 +157,7 @@ impl RunArgs {
         o.host_baselines = !self.no_host_baselines;
         o.allow_mixed_versions = self.allow_mixed_versions;
         o.strict_env = self.strict_env;
+        o.fault_wrong_mps_pipe = self.fault_wrong_mps_pipe.clone();
         Ok(o)
     }
 }

@@ -3,14 +3,14 @@
 
 use anyhow::{anyhow, bail, Result};
 use colloc_plan::{Mode, PlannedWorkload};
-use colloc_trace::meta::GpuInfo;
+use colloc_trace::meta::{DriverListing, GpuInfo};
 use nvml_wrapper::enum_wrappers::device::Clock;
 use nvml_wrapper::{Device, Nvml};
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use crate::backend::{Backend, GpuProcess};
-use crate::telemetry::nvml::{process_memory, NvmlSource};
+use crate::telemetry::nvml::{driver_listing, process_memory, NvmlSource};
 use crate::telemetry::GpuSource;
 
 static NVML: OnceLock<Result<Nvml, String>> = OnceLock::new();
@@ -97,6 +97,10 @@ impl Backend for NvmlGpu {
         let mut v: Vec<_> = map.into_iter().map(|(pid, used_bytes)| GpuProcess { pid, used_bytes }).collect();
         v.sort_by_key(|p| p.pid);
         Ok(v)
+    }
+
+    fn mps_listing(&self, pids: &[u32], _client_pipe: Option<&str>) -> Result<Vec<DriverListing>> {
+        driver_listing(&self.device()?, pids).map_err(|e| anyhow!("GPU {}: {e}", self.index))
     }
 
     fn executes_mode_commands(&self) -> bool {

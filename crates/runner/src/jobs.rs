@@ -371,6 +371,11 @@ impl JobSet {
         mono
     }
 
+    /// The first job that was released and has ended with a failure.
+    pub fn failed_after_release(&self) -> Option<usize> {
+        self.jobs.iter().position(|j| j.released && j.exited() && j.failure().is_some())
+    }
+
     /// Protocol 2: every job has sent `window_met` and none has exited.
     pub fn all_window_met(&self) -> bool {
         self.jobs.iter().all(|j| j.window_met && !j.exited())

@@ -6,6 +6,7 @@ mod backend;
 mod campaign;
 mod cli;
 mod command;
+mod faults;
 mod gpu;
 mod jobs;
 mod leftovers;

@@ -29,7 +29,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run (or resume) a campaign.
-    Run(RunCmd),
+    Run(Box<RunCmd>),
     /// Check a campaign directory against its SHA256SUMS.
     Verify {
         #[arg(long)]
@@ -70,7 +70,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::FakeJob { job_file } => return ExitCode::from(colloc_runner::fake_job(&job_file) as u8),
-        Command::Run(a) => run(a),
+        Command::Run(a) => run(*a),
         Command::Verify { out } => colloc_runner::verify_campaign(&out).map(|problems| {
             for p in &problems {
                 eprintln!("{p}");

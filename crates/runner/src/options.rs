@@ -55,6 +55,11 @@ pub struct RunOptions {
     /// Refuse a host whose Python environment differs from the training program's lock, or
     /// cannot be checked against one.
     pub strict_env: bool,
+    /// For tests: the jobs of `mps` and `mps-limited` runs this selects (the grammar of the
+    /// simulated faults: `INDEX`, `*`, `PATTERN:INDEX`, comma-separated) look for the MPS
+    /// daemon in a pipe directory where none serves, so the driver runs them as plain
+    /// compute processes and the check of the run's MPS clients must fail the run.
+    pub fault_wrong_mps_pipe: Option<String>,
 }
 
 /// External programs used to set up MPS and MIG.
@@ -113,6 +118,7 @@ impl RunOptions {
             host_baselines: true,
             allow_mixed_versions: false,
             strict_env: false,
+            fault_wrong_mps_pipe: None,
         }
     }
 

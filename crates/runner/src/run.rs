@@ -6,7 +6,9 @@ use anyhow::{Context, Result};
 use colloc_plan::{Mode, Plan, PlannedWorkload, ProtocolKind};
 use colloc_trace::jobfile::{JobFile, JobProtocol};
 use colloc_trace::layout;
-use colloc_trace::meta::{HostInfo, JobPhases, JobRecord, RunMeta, RunPhases, RunStatus, SoftwareInfo, TelemetryInfo};
+use colloc_trace::meta::{
+    HostInfo, JobPhases, JobRecord, MpsClientCheck, RunMeta, RunPhases, RunStatus, SoftwareInfo, TelemetryInfo,
+};
 use std::collections::BTreeMap;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -14,9 +16,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::backend::Backend;
+use crate::faults;
 use crate::jobs::{JobSet, JobSpec, Phase};
 use crate::leftovers::Leftovers;
-use crate::modes::{self, Applied, ModeContext, ModeGuard, MpsDirs};
+use crate::modes::{self, mps, Applied, ModeContext, ModeGuard, MpsDirs};
 use crate::options::RunOptions;
 use crate::progress::Progress;
 use crate::provenance;
@@ -225,7 +228,7 @@ pub fn execute(env: &Env, req: &Request) -> Result<Outcome> {
     let spawned_mono = colloc_trace::monotonic_seconds();
     let mut jobs = run.spawn(&applied, &job_paths)?;
     publish(&shared, &jobs);
-    let watch = run.supervise(&mut jobs, &shared);
+    let watch = run.supervise(&mut jobs, &shared, &applied);
     let exited_mono = colloc_trace::monotonic_seconds();
 
     // Telemetry off, mode down.
@@ -307,8 +310,14 @@ struct Watch {
     window_end_mono: Option<f64>,
     /// Protocol 2: the stop line went out because a job exited first (the run fails).
     stopped_early: Option<usize>,
-    /// A job that ended before the release, which aborted the others.
+    /// A job that ended before the release, or a job the MPS daemon does not serve, which
+    /// aborted the others.
     early_failure: Option<String>,
+    /// `mps`, `mps-limited`: the check, before the release, that the daemon serves every job.
+    mps_clients: Option<MpsClientCheck>,
+    /// `mps`, `mps-limited`: a released job that failed while the daemon served it; the
+    /// others were stopped at once.
+    mps_fault: Option<usize>,
     timed_out: bool,
     interrupted: bool,
     /// Jobs still running at the end, stopped by the runner.
@@ -345,6 +354,8 @@ impl End {
         }
         Some(if watch.interrupted {
             format!("stopped: the runner was interrupted{}", self.signal_text)
+        } else if let Some(k) = watch.mps_fault {
+            format!("stopped: job {k} failed while the MPS daemon served it")
         } else if watch.timed_out {
             format!("stopped after the run's timeout of {:.1} s", watch.timeout.as_secs_f64())
         } else {
@@ -383,7 +394,8 @@ impl<'a> Run<'a> {
         Ok(job_paths)
     }
 
-    /// Starts every job with its environment: the mode's, the backend's, `--job-env`.
+    /// Starts every job with its environment: the mode's, the backend's, `--job-env`, the
+    /// faults injected for tests.
     fn spawn(&self, applied: &Applied, job_paths: &[(PathBuf, PathBuf)]) -> Result<JobSet> {
         let env = self.env;
         let backend_env = env.backend.job_env(self.w, &self.req.run_id);
@@ -393,6 +405,7 @@ impl<'a> Run<'a> {
                 envv.push(("PYTHONUNBUFFERED".into(), "1".into()));
                 envv.extend(backend_env[i].iter().cloned());
                 envv.extend(env.opts.job_env.iter().cloned());
+                envv.extend(self.injected_env(i));
                 let mut argv = env.job_command.clone();
                 argv.push("--job-file".into());
                 argv.push(job_paths[i].0.to_string_lossy().into_owned());
@@ -406,10 +419,64 @@ impl<'a> Run<'a> {
         Ok(JobSet::spawn(specs))
     }
 
-    /// The barrier and the watch: releases the jobs when all are ready, aborts them all when
-    /// one ends before, until every job has ended, the timeout passed or a stop signal came;
-    /// then stops what still runs.
-    fn supervise(&self, jobs: &mut JobSet, shared: &SharedJobs) -> Watch {
+    /// Environment of job `i` from the faults injected for tests (`--fault-wrong-mps-pipe`):
+    /// under MPS, a pipe directory where no daemon serves (the one above the daemon's own:
+    /// it exists while the daemon runs, and holds no daemon's pipes).
+    fn injected_env(&self, i: usize) -> Vec<(String, String)> {
+        let selected = self
+            .env
+            .opts
+            .fault_wrong_mps_pipe
+            .as_deref()
+            .is_some_and(|sel| self.under_mps() && faults::selects(sel, &self.req.run_id, i as u32));
+        let pipe = &self.env.mps_dirs.pipe;
+        match pipe.parent() {
+            Some(nowhere) if selected => {
+                vec![("CUDA_MPS_PIPE_DIRECTORY".into(), nowhere.to_string_lossy().into_owned())]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn under_mps(&self) -> bool {
+        matches!(self.w.mode, Mode::Mps | Mode::MpsLimited)
+    }
+
+    /// Under MPS, once every job is ready: asks the driver whether the run's daemon serves
+    /// each job's own process. `Some(reason)` when it does not serve one (the run fails).
+    fn check_mps_clients(&self, jobs: &JobSet, applied: &Applied, watch: &mut Watch) -> Option<String> {
+        if !self.under_mps() {
+            return None;
+        }
+        let (env, run_id) = (self.env, &self.req.run_id);
+        let pids: Vec<Option<u32>> = jobs.jobs.iter().map(|j| j.tree_root()).collect();
+        let check = mps::check_clients(env.backend, &pids, applied.mps_client_pipe.as_deref());
+        let models: Vec<String> = self.w.jobs.iter().map(|j| j.model.clone()).collect();
+        let unserved = mps::unserved(&check, &models);
+        match (&check.reason, &unserved) {
+            (Some(why), _) => env.progress.log(&format!("{run_id}: MPS clients not checked: {why}")),
+            (None, None) => env.progress.log(&format!("{run_id}: MPS clients checked: the daemon serves every job")),
+            (None, Some(_)) => {}
+        }
+        watch.mps_clients = Some(check);
+        unserved
+    }
+
+    /// Ends the run before the release: writes `abort` to every job and waits for them.
+    fn abort_all(&self, jobs: &mut JobSet, watch: &mut Watch, reason: String) {
+        let (env, req) = (self.env, self.req);
+        watch.early_failure = Some(reason);
+        jobs.abort();
+        for (k, phase, detail, log_it) in jobs.wait_all(env.opts.kill_grace) {
+            env.progress.job(&req.run_id, k, phase.as_str(), &detail, log_it);
+        }
+    }
+
+    /// The barrier and the watch: releases the jobs when all are ready (under MPS, once the
+    /// daemon serves each of them), aborts them all when one ends before, until every job
+    /// has ended, the timeout passed or a stop signal came; under MPS a job that fails after
+    /// the release ends the watch too. Then stops what still runs.
+    fn supervise(&self, jobs: &mut JobSet, shared: &SharedJobs, applied: &Applied) -> Watch {
         let (env, req, n_jobs) = (self.env, self.req, self.w.jobs.len());
         let grace = env.opts.kill_grace;
         let mut watch = Watch {
@@ -419,6 +486,8 @@ impl<'a> Run<'a> {
             window_end_mono: None,
             stopped_early: None,
             early_failure: None,
+            mps_clients: None,
+            mps_fault: None,
             timed_out: false,
             interrupted: false,
             stopped: Vec::new(),
@@ -443,17 +512,37 @@ impl<'a> Run<'a> {
                     let j = &jobs.jobs[i];
                     let why = j.failure().unwrap_or_else(|| "exited".into());
                     let text = format!("job {i} ({}) ended before it was ready: {why}", self.w.jobs[i].model);
-                    watch.early_failure = Some(with_stderr(text, j));
-                    jobs.abort();
-                    for (k, phase, detail, log_it) in jobs.wait_all(grace) {
-                        env.progress.job(&req.run_id, k, phase.as_str(), &detail, log_it);
-                    }
+                    let text = with_stderr(text, j);
+                    self.abort_all(jobs, &mut watch, text);
                     break;
                 }
                 if jobs.all_ready() {
+                    if let Some(why) = self.check_mps_clients(jobs, applied, &mut watch) {
+                        env.progress.log(&format!("{}: {why}: abort", req.run_id));
+                        self.abort_all(jobs, &mut watch, why);
+                        break;
+                    }
                     watch.release_mono = Some(jobs.release());
                     env.progress.log(&format!("{}: released {n_jobs} job{}", req.run_id, plural(n_jobs)));
                 }
+            } else if let Some(i) = jobs.failed_after_release().filter(|_| self.under_mps()) {
+                // A client's fault can reach every client of the MPS server: the run is lost,
+                // its other jobs stop now (protocol 2: told to stop, within the grace period)
+                // and its daemon goes with the teardown.
+                watch.mps_fault = Some(i);
+                env.progress.log(&format!(
+                    "{}: job {i} failed under MPS: stopping the other jobs and the daemon (the next run starts a fresh one)",
+                    req.run_id
+                ));
+                if common_window {
+                    if !stop_sent {
+                        jobs.stop_window();
+                    }
+                    for (k, phase, detail, log_it) in jobs.wait_all(grace) {
+                        env.progress.job(&req.run_id, k, phase.as_str(), &detail, log_it);
+                    }
+                }
+                break;
             } else if jobs.all_exited() {
                 break;
             } else if common_window && !stop_sent {
@@ -495,6 +584,15 @@ impl<'a> Run<'a> {
             )
         } else if let Some(f) = &watch.early_failure {
             (RunStatus::Failed, Some(f.clone()))
+        } else if let Some(i) = watch.mps_fault {
+            let j = &jobs.jobs[i];
+            let f = j.failure().unwrap_or_else(|| "failed".into());
+            let text = format!(
+                "job {i} ({}): {f}, while the run's MPS daemon served it; the other jobs were stopped and the \
+                 daemon shut down (a client's fault can reach every client of the MPS server)",
+                w.jobs[i].model
+            );
+            (RunStatus::Failed, Some(with_stderr(text, j)))
         } else {
             let failing =
                 jobs.jobs.iter().enumerate().find_map(|(i, j)| {
@@ -534,7 +632,10 @@ impl<'a> Run<'a> {
         let (env, dirs, report) = (self.env, &self.dirs, &end.report);
         let inherited: Vec<(String, String)> = std::env::vars().filter(|(k, _)| provenance::matters(k)).collect();
         let mut meta = env.meta(self.req, status, reason, self.started);
-        meta.mps = applied.mps.clone();
+        meta.mps = applied.mps.clone().map(|mut m| {
+            m.clients = end.watch.mps_clients.clone();
+            m
+        });
         meta.mig = applied.mig.clone().map(|mut m| {
             m.torn_down = guard.mig_torn_down();
             m

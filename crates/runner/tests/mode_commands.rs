@@ -5,7 +5,7 @@
 mod common;
 
 use colloc_plan::Mode;
-use colloc_trace::meta::RunStatus;
+use colloc_trace::meta::{DriverListing, RunStatus};
 use common::*;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -433,4 +433,72 @@ fn a_foreign_mps_daemon_makes_the_runner_refuse() {
     assert!(stderr.contains("--allow-busy-gpu"), "{stderr}");
     assert!(b.log().is_empty(), "nothing was set up: {:?}", b.log());
     assert!(!b.camp.join("runs/wl-mps.r1").exists());
+}
+
+#[test]
+fn mps_runs_that_lose_a_client_fail_and_the_next_workload_gets_a_fresh_daemon() {
+    let b = Bench::new(&plan(vec![
+        workload("wl-wrong-mps", Mode::Mps, vec![job("resnet26"), job("resnet26")]),
+        workload("wl-crash-mps", Mode::Mps, vec![job("resnet26"), job("resnet26")]),
+        workload("wl-after-mps", Mode::Mps, vec![job("resnet26"), job("resnet26")]),
+    ]));
+    let out = b.run(
+        &[("COLLOC_FAKE_CRASH", "wl-crash:1")],
+        &["--allow-busy-gpu", "--no-host-baselines", "--fault-wrong-mps-pipe", "wl-wrong:0"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+
+    // Each run had its own daemon: started, checked, quit, before the next one started.
+    let log: Vec<String> = b.log().into_iter().filter(|l| l.starts_with("mps-control")).collect();
+    let calls: Vec<&str> = log
+        .iter()
+        .filter_map(|l| match (field(l, "args"), field(l, "stdin")) {
+            ("-d", _) => Some("start"),
+            (_, "quit") => Some("quit"),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(calls, ["start", "quit", "start", "quit", "start", "quit"], "{}", log.join("\n"));
+    let pipe = field(&log[0], "pipe").to_string();
+    assert!(!Path::new(&pipe).join("standin-running").exists(), "the last daemon is gone");
+
+    let m = meta(&b.camp, "wl-wrong-mps.r1");
+    let r = m.reason.clone().unwrap();
+    assert!(
+        r.starts_with("job 0 (resnet26, pid ")
+            && r.ends_with("the driver lists it as a plain compute process, not an MPS client"),
+        "{r}"
+    );
+    assert!(stderr.contains("is not a client of the run's MPS daemon"), "{stderr}");
+    let m = meta(&b.camp, "wl-crash-mps.r1");
+    let r = m.reason.clone().unwrap();
+    assert!(r.starts_with("job 1 (resnet26): killed by signal 9, while the run's MPS daemon served it"), "{r}");
+    assert!(m.mps.unwrap().clients.unwrap().checked, "served until the crash");
+    assert!(m.release_mono.is_some() && m.window_end_mono.is_none());
+    let m = meta(&b.camp, "wl-after-mps.r1");
+    assert_eq!(m.status, RunStatus::Ok, "{:?}", m.reason);
+    assert!(m.mps.unwrap().clients.unwrap().jobs.iter().all(|j| j.listed_as == DriverListing::MpsClient));
+
+    // A pipe directory given with --job-env reaches the job over the daemon's own.
+    let out = b.run(
+        &[],
+        &[
+            "--allow-busy-gpu",
+            "--no-host-baselines",
+            "--force",
+            "--only",
+            "wl-after-mps",
+            "--job-env",
+            "CUDA_MPS_PIPE_DIRECTORY=/tmp/colloc-no-daemon-here",
+        ],
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let m = meta(&b.camp, "wl-after-mps.r1.a2");
+    assert_eq!(m.jobs[1].env["CUDA_MPS_PIPE_DIRECTORY"], "/tmp/colloc-no-daemon-here");
+    let r = m.reason.unwrap();
+    assert!(r.contains("job 0 (resnet26, pid ") && r.contains("job 1 (resnet26, pid "), "{r}");
+    assert!(!b.camp.join(".runner-state.json").exists(), "nothing left set up");
+    let (ok, text) = sha256sum_check(&b.camp);
+    assert!(ok, "{text}");
 }

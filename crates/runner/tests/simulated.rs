@@ -6,7 +6,7 @@ use colloc_plan::{Mode, ProtocolKind};
 use colloc_runner::run_campaign;
 use colloc_trace::events::EventBody;
 use colloc_trace::manifest::Problem;
-use colloc_trace::meta::RunStatus;
+use colloc_trace::meta::{DriverListing, RunStatus};
 use common::*;
 use std::time::{Duration, Instant};
 
@@ -569,4 +569,110 @@ fn strict_env_refuses_before_any_run() {
     let s = run_campaign(&p, &o).unwrap();
     assert_eq!(s.count(RunStatus::Ok), 1, "{}", s.render());
     assert_eq!(meta(d.path(), "wl-env-naive.r1").software.environment, None);
+}
+
+/// The pid a job reported in its `hello` event.
+fn hello_pid(run: &std::path::Path, job: usize) -> u32 {
+    events(run, job)
+        .iter()
+        .find_map(|e| match e.body {
+            EventBody::Hello { pid, .. } => Some(pid),
+            _ => None,
+        })
+        .expect("a hello event")
+}
+
+#[test]
+fn a_job_the_mps_daemon_does_not_serve_fails_its_run_and_the_next_run_is_ok() {
+    let d = tempfile::tempdir().unwrap();
+    let p = plan(vec![
+        workload("wl-wrong-mps", Mode::Mps, vec![job("resnet26"), job("resnet50")]),
+        workload("wl-next-mps", Mode::Mps, vec![job("resnet26"), job("resnet50")]),
+        workload("wl-wrong-limited", Mode::MpsLimited, vec![limited_job("resnet26", 45, 71424)]),
+    ]);
+    let mut o = sim_options(d.path());
+    o.fault_wrong_mps_pipe = Some("wl-wrong:1,wl-wrong-limited:0".into());
+    let s = run_campaign(&p, &o).unwrap();
+    assert_eq!((s.count(RunStatus::Failed), s.count(RunStatus::Ok)), (2, 1), "{}", s.render());
+    assert!(s.stopped.is_none());
+
+    let run = d.path().join("runs/wl-wrong-mps.r1");
+    let m = meta(d.path(), "wl-wrong-mps.r1");
+    let pid = hello_pid(&run, 1);
+    assert_eq!(
+        m.reason.as_deref(),
+        Some(
+            format!(
+                "job 1 (resnet50, pid {pid}) is not a client of the run's MPS daemon: the driver lists it as a \
+                 plain compute process, not an MPS client"
+            )
+            .as_str()
+        )
+    );
+    assert!(m.release_mono.is_none(), "nothing is measured");
+    assert_eq!((m.jobs[0].exit_code, m.jobs[1].exit_code), (Some(3), Some(3)), "both aborted before release");
+    let wrong = &m.jobs[1].env["CUDA_MPS_PIPE_DIRECTORY"];
+    assert!(wrong.contains("colloc-mps-") && !wrong.ends_with("/pipe"), "{wrong}");
+    let check = m.mps.as_ref().unwrap().clients.as_ref().expect("the clients were checked");
+    assert!(check.checked && check.reason.is_none());
+    let listed: Vec<_> = check.jobs.iter().map(|j| (j.pid, j.listed_as)).collect();
+    assert_eq!(
+        listed,
+        [(Some(hello_pid(&run, 0)), DriverListing::MpsClient), (Some(pid), DriverListing::ComputeProcess)]
+    );
+
+    let m = meta(d.path(), "wl-next-mps.r1");
+    assert_eq!(m.status, RunStatus::Ok, "{:?}", m.reason);
+    let check = m.mps.as_ref().unwrap().clients.clone().unwrap();
+    assert!(check.checked && check.jobs.iter().all(|j| j.listed_as == DriverListing::MpsClient), "{check:?}");
+    assert!(!m.jobs[1].env.contains_key("CUDA_MPS_PIPE_DIRECTORY"), "the fault selects its runs only");
+
+    let m = meta(d.path(), "wl-wrong-limited.r1");
+    assert!(m.reason.as_deref().unwrap().starts_with("job 0 (resnet26, pid "), "{:?}", m.reason);
+    let (ok, text) = sha256sum_check(d.path());
+    assert!(ok, "{text}");
+    if let Some((ok, text)) = validate_events(&logs_in(&run), false) {
+        assert!(ok, "{text}");
+    }
+}
+
+#[test]
+fn a_driver_that_cannot_list_mps_clients_leaves_the_check_undone_and_the_run_goes_on() {
+    let d = tempfile::tempdir().unwrap();
+    let p = plan(vec![workload("wl-mps", Mode::Mps, vec![job("resnet26"), job("resnet26")])]);
+    let mut o = sim_options(d.path());
+    if let Some(s) = o.simulate.as_mut() {
+        s.lists_mps_clients = false;
+    }
+    let s = run_campaign(&p, &o).unwrap();
+    assert_eq!(s.count(RunStatus::Ok), 1, "{}", s.render());
+    let check = meta(d.path(), "wl-mps.r1").mps.unwrap().clients.unwrap();
+    assert!(!check.checked && check.jobs.is_empty(), "{check:?}");
+    assert!(check.reason.as_deref().unwrap().contains("cannot list MPS clients: Not Supported"), "{check:?}");
+}
+
+#[test]
+fn a_job_that_dies_under_mps_stops_the_others_at_once() {
+    let d = tempfile::tempdir().unwrap();
+    let mut p = plan(vec![workload("wl-crash-mps", Mode::Mps, vec![job("resnet26"), job("resnet26")])]);
+    // The paper protocol knows no stop line: about 30 s for the other job's 200 epochs.
+    p.protocol.kind = ProtocolKind::Paper { epochs: 200, sample_every: 3 };
+    p.protocol.timeout_seconds = 10_000.0;
+    let mut o = sim_options(d.path());
+    o.job_env = vec![("COLLOC_FAKE_CRASH".into(), "wl-crash:1".into())];
+    let t0 = Instant::now();
+    let s = run_campaign(&p, &o).unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(20), "{:?}", t0.elapsed());
+    assert_eq!(s.count(RunStatus::Failed), 1, "{}", s.render());
+    let m = meta(d.path(), "wl-crash-mps.r1");
+    let r = m.reason.clone().unwrap();
+    assert!(
+        r.starts_with(
+            "job 1 (resnet26): killed by signal 9, while the run's MPS daemon served it; the other jobs were stopped"
+        ),
+        "{r}"
+    );
+    assert_eq!(m.jobs[1].signal, Some(9));
+    assert_eq!(m.jobs[0].signal, Some(15), "stopped at once: {:?}", m.jobs[0]);
+    assert_eq!(m.jobs[0].failure.as_deref(), Some("stopped: job 1 failed while the MPS daemon served it"));
 }

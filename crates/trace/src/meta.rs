@@ -147,6 +147,43 @@ pub struct MpsInfo {
     pub active_thread_percentage: Vec<Option<u32>>,
     /// Per job: CUDA_MPS_PINNED_DEVICE_MEM_LIMIT in MiB, if set.
     pub pinned_mem_limit_mib: Vec<Option<u64>>,
+    /// Whether the daemon served every job: checked once every job was ready, before the
+    /// release (absent in older traces and for runs whose jobs never all became ready).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clients: Option<MpsClientCheck>,
+}
+
+/// The check that each job's own process (the pid of its `hello` event) is a client of the
+/// run's MPS daemon: the driver lists it among the GPU's MPS clients
+/// (`nvmlDeviceGetMPSComputeRunningProcesses`). A job that is not one fails the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MpsClientCheck {
+    /// `false` when the driver's process lists could not be read (`reason` says why); the
+    /// run then goes on unchecked.
+    pub checked: bool,
+    pub reason: Option<String>,
+    /// Per job, in job order (empty when not checked).
+    pub jobs: Vec<MpsClientJob>,
+}
+
+/// How the driver listed one job's process.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MpsClientJob {
+    /// The job's own process as it reported it in `hello` (the spawned one without it).
+    pub pid: Option<u32>,
+    pub listed_as: DriverListing,
+}
+
+/// How the driver lists a process on the GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DriverListing {
+    /// Among the MPS clients (and the compute processes).
+    MpsClient,
+    /// Among the compute processes only: it uses the GPU outside MPS.
+    ComputeProcess,
+    /// In neither list.
+    NotListed,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

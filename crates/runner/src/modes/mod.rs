@@ -32,6 +32,9 @@ pub struct Applied {
     pub mig: Option<MigInfo>,
     /// (GPU-instance id, MIG device UUID) per job, for telemetry per instance.
     pub mig_devices: Vec<(u32, String)>,
+    /// `mps`, `mps-limited`: the `CUDA_MPS_PIPE_DIRECTORY` the jobs look for the daemon in
+    /// ([`mps::Daemon::client_pipe`]), for the check that each job is its client.
+    pub mps_client_pipe: Option<String>,
 }
 
 enum Active {
@@ -86,7 +89,13 @@ pub fn apply(ctx: &ModeContext, w: &PlannedWorkload) -> Result<(ModeGuard, Appli
     match w.mode {
         Mode::Exclusive | Mode::Naive => Ok((
             ModeGuard { active: Active::Plain, done: false },
-            Applied { jobs: (0..w.jobs.len()).map(plain).collect(), mps: None, mig: None, mig_devices: Vec::new() },
+            Applied {
+                jobs: (0..w.jobs.len()).map(plain).collect(),
+                mps: None,
+                mig: None,
+                mig_devices: Vec::new(),
+                mps_client_pipe: None,
+            },
         )),
         Mode::Mps | Mode::MpsLimited => {
             let limited = w.mode == Mode::MpsLimited;
@@ -125,10 +134,12 @@ pub fn apply(ctx: &ModeContext, w: &PlannedWorkload) -> Result<(ModeGuard, Appli
                     .map(|l| l.as_ref().map(|l| l.active_thread_percentage))
                     .collect(),
                 pinned_mem_limit_mib: limits.iter().map(|l| l.as_ref().map(|l| l.pinned_mem_limit_mib)).collect(),
+                clients: None,
             };
+            let mps_client_pipe = daemon.client_pipe();
             Ok((
                 ModeGuard { active: Active::Mps(daemon), done: false },
-                Applied { jobs, mps: Some(info), mig: None, mig_devices: Vec::new() },
+                Applied { jobs, mps: Some(info), mig: None, mig_devices: Vec::new(), mps_client_pipe },
             ))
         }
         Mode::Mig => {
@@ -152,7 +163,7 @@ pub fn apply(ctx: &ModeContext, w: &PlannedWorkload) -> Result<(ModeGuard, Appli
             let info = MigInfo { instances: created, torn_down: false };
             Ok((
                 ModeGuard { active: Active::Mig(instances), done: false },
-                Applied { jobs, mps: None, mig: Some(info), mig_devices },
+                Applied { jobs, mps: None, mig: Some(info), mig_devices, mps_client_pipe: None },
             ))
         }
     }

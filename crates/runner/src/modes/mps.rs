@@ -8,7 +8,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use colloc_trace::meta::{DriverListing, MpsClientCheck, MpsClientJob};
+
 use super::context::ModeContext;
+use crate::backend::Backend;
 use crate::command::{Cmd, Output};
 use crate::leftovers::Leftovers;
 use crate::options::Tools;
@@ -131,6 +134,17 @@ impl Daemon {
         ]
     }
 
+    /// Where the jobs look for this daemon: the pipe directory it gives its clients, or (a
+    /// daemon that runs no command) the runner's own `CUDA_MPS_PIPE_DIRECTORY`, which the
+    /// jobs inherit.
+    pub fn client_pipe(&self) -> Option<String> {
+        if self.exec {
+            Some(self.pipe.to_string_lossy().into())
+        } else {
+            std::env::var("CUDA_MPS_PIPE_DIRECTORY").ok()
+        }
+    }
+
     pub fn pipe_display(&self) -> String {
         if self.exec {
             self.pipe.to_string_lossy().into()
@@ -168,7 +182,101 @@ impl Daemon {
     }
 }
 
+/// How long the driver is given to list a ready job among the MPS clients.
+const CLIENT_PATIENCE: Duration = Duration::from_secs(2);
+
+/// Asks the driver whether each job's own process (`pids`, in job order) is a client of the
+/// run's daemon, whose clients look for it in `client_pipe`; a job not listed as one is
+/// asked about again for up to [`CLIENT_PATIENCE`]. A driver that cannot list MPS clients
+/// makes the check not possible, with the reason, rather than failed.
+pub fn check_clients(gpu: &dyn Backend, pids: &[Option<u32>], client_pipe: Option<&str>) -> MpsClientCheck {
+    let deadline = Instant::now() + CLIENT_PATIENCE;
+    loop {
+        let check = list_clients(gpu, pids, client_pipe);
+        let served = check.jobs.iter().all(|j| j.listed_as == DriverListing::MpsClient);
+        if !check.checked || served || Instant::now() >= deadline {
+            return check;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// One look at the driver's lists for [`check_clients`].
+fn list_clients(gpu: &dyn Backend, pids: &[Option<u32>], client_pipe: Option<&str>) -> MpsClientCheck {
+    let known: Vec<u32> = pids.iter().flatten().copied().collect();
+    match gpu.mps_listing(&known, client_pipe) {
+        Ok(listing) => {
+            let mut listing = listing.into_iter();
+            let jobs = pids
+                .iter()
+                .map(|&pid| MpsClientJob {
+                    pid,
+                    listed_as: pid.and_then(|_| listing.next()).unwrap_or(DriverListing::NotListed),
+                })
+                .collect();
+            MpsClientCheck { checked: true, reason: None, jobs }
+        }
+        Err(e) => MpsClientCheck { checked: false, reason: Some(format!("{e:#}")), jobs: Vec::new() },
+    }
+}
+
+/// Why the run fails when the check found jobs that the daemon does not serve (`models`:
+/// each job's model); `None` when it serves every job or the check was not possible.
+pub fn unserved(check: &MpsClientCheck, models: &[String]) -> Option<String> {
+    let why: Vec<String> = check
+        .jobs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, j)| {
+            let listed = match j.listed_as {
+                DriverListing::MpsClient => return None,
+                DriverListing::ComputeProcess => "the driver lists it as a plain compute process, not an MPS client",
+                DriverListing::NotListed => "the driver lists it neither as an MPS client nor as a compute process",
+            };
+            let model = models.get(i).map(String::as_str).unwrap_or("?");
+            let pid = j.pid.map_or("no pid".to_string(), |p| format!("pid {p}"));
+            Some(format!("job {i} ({model}, {pid}) is not a client of the run's MPS daemon: {listed}"))
+        })
+        .collect();
+    (!why.is_empty()).then(|| why.join("; "))
+}
+
 fn restrict(dir: &Path) {
     use std::os::unix::fs::PermissionsExt;
     let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(listed: &[(Option<u32>, DriverListing)]) -> MpsClientCheck {
+        MpsClientCheck {
+            checked: true,
+            reason: None,
+            jobs: listed.iter().map(|&(pid, listed_as)| MpsClientJob { pid, listed_as }).collect(),
+        }
+    }
+
+    #[test]
+    fn jobs_the_daemon_does_not_serve_are_named() {
+        let models = vec!["resnet26".to_string(), "resnet50".to_string(), "resnet152".to_string()];
+        let all = check(&[(Some(10), DriverListing::MpsClient), (Some(11), DriverListing::MpsClient)]);
+        assert_eq!(unserved(&all, &models), None);
+        let one = check(&[
+            (Some(10), DriverListing::MpsClient),
+            (Some(11), DriverListing::ComputeProcess),
+            (None, DriverListing::NotListed),
+        ]);
+        assert_eq!(
+            unserved(&one, &models).as_deref(),
+            Some(
+                "job 1 (resnet50, pid 11) is not a client of the run's MPS daemon: the driver lists it as a plain \
+                 compute process, not an MPS client; job 2 (resnet152, no pid) is not a client of the run's MPS \
+                 daemon: the driver lists it neither as an MPS client nor as a compute process"
+            )
+        );
+        let unchecked = MpsClientCheck { checked: false, reason: Some("Not Supported".into()), jobs: Vec::new() };
+        assert_eq!(unserved(&unchecked, &models), None);
+    }
 }

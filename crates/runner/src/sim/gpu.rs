@@ -5,14 +5,14 @@
 use anyhow::{bail, Result};
 use colloc_plan::perf::{model_workload, GIB};
 use colloc_plan::{GpuTarget, Mode, PlannedWorkload};
-use colloc_trace::meta::GpuInfo;
+use colloc_trace::meta::{DriverListing, GpuInfo};
 use std::collections::BTreeMap;
 
 use super::job::{FakeParams, PARAMS_ENV};
 use super::model::{power_limit_watts, Rng};
 use super::telemetry::SimSource;
 use crate::backend::{Backend, GpuProcess};
-use crate::telemetry::GpuSource;
+use crate::telemetry::{procfs, GpuSource};
 
 /// The simulated backend's settings (`--simulate`).
 #[derive(Debug, Clone)]
@@ -26,11 +26,14 @@ pub struct SimOptions {
     pub exec_mode_commands: bool,
     /// Seed of the simulated telemetry and jobs.
     pub seed: u64,
+    /// Whether the simulated driver can list MPS clients (`false`: as a driver without
+    /// `nvmlDeviceGetMPSComputeRunningProcesses`).
+    pub lists_mps_clients: bool,
 }
 
 impl Default for SimOptions {
     fn default() -> Self {
-        SimOptions { time_scale: 0.01, mig_mode: None, exec_mode_commands: false, seed: 42 }
+        SimOptions { time_scale: 0.01, mig_mode: None, exec_mode_commands: false, seed: 42, lists_mps_clients: true }
     }
 }
 
@@ -117,6 +120,23 @@ impl Backend for SimGpu {
 
     fn compute_processes(&self) -> Result<Vec<GpuProcess>> {
         Ok(Vec::new())
+    }
+
+    /// As the driver does: a running process is an MPS client when it reached the daemon,
+    /// that is when it looked for one where the daemon serves (its own
+    /// `CUDA_MPS_PIPE_DIRECTORY` is `client_pipe`), and a plain compute process otherwise.
+    fn mps_listing(&self, pids: &[u32], client_pipe: Option<&str>) -> Result<Vec<DriverListing>> {
+        if !self.opts.lists_mps_clients {
+            bail!("the simulated driver cannot list MPS clients: Not Supported");
+        }
+        Ok(pids
+            .iter()
+            .map(|&pid| match procfs::env_var(pid, "CUDA_MPS_PIPE_DIRECTORY") {
+                None => DriverListing::NotListed,
+                Some(pipe) if pipe.as_deref() == client_pipe => DriverListing::MpsClient,
+                Some(_) => DriverListing::ComputeProcess,
+            })
+            .collect())
     }
 
     fn executes_mode_commands(&self) -> bool {

@@ -41,6 +41,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::model::Rng;
+use crate::faults;
 
 pub const PARAMS_ENV: &str = "COLLOC_FAKE_SIM";
 
@@ -64,16 +65,9 @@ const EXIT_USAGE: i32 = 2;
 const EXIT_ABORTED: i32 = 3;
 const EXIT_OOM: i32 = 4;
 
-/// Whether the fault variable `var` selects job `job` of run `run_id`.
+/// Whether the fault variable's value selects job `job` of run `run_id`.
 fn selected(value: Option<&str>, run_id: &str, job: u32) -> bool {
-    let Some(value) = value else { return false };
-    value.split(',').map(str::trim).filter(|s| !s.is_empty()).any(|item| {
-        let (pattern, index) = match item.rsplit_once(':') {
-            Some((p, i)) => (Some(p), i),
-            None => (None, item),
-        };
-        pattern.is_none_or(|p| run_id.contains(p)) && (index == "*" || index.parse::<u32>().ok() == Some(job))
-    })
+    value.is_some_and(|v| faults::selects(v, run_id, job))
 }
 
 struct Faults {
@@ -660,22 +654,4 @@ fn memory_event(w: &mut Writer, bytes: u64) {
         peak_allocated_bytes: bytes * 9 / 10,
         peak_reserved_bytes: bytes,
     });
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn selectors() {
-        assert!(selected(Some("1"), "w.r1", 1));
-        assert!(!selected(Some("1"), "w.r1", 0));
-        assert!(selected(Some("0, 2"), "w.r1", 2));
-        assert!(selected(Some("*"), "w.r1", 5));
-        assert!(selected(Some("e33-a:*"), "e33-a-naive.r2", 3));
-        assert!(!selected(Some("e33-b:0"), "e33-a-naive.r2", 0));
-        assert!(selected(Some("x:1,e33-a:0"), "e33-a-naive.r2", 0));
-        assert!(!selected(None, "w", 0));
-        assert!(!selected(Some(""), "w", 0));
-    }
 }

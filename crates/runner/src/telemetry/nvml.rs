@@ -3,13 +3,14 @@
 //! SM occupancy, tensor activity, DRAM bandwidth utilisation), for the whole GPU and, in
 //! MIG mode, per GPU instance.
 
+use colloc_trace::meta::DriverListing;
 use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor};
 use nvml_wrapper::enums::device::UsedGpuMemory;
 use nvml_wrapper::enums::gpm::GpmMetricId;
 use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::gpm::{gpm_metrics_get, GpmSample};
 use nvml_wrapper::{Device, Nvml};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::{Gaps, GpuRow, GpuSource, JobState, Num};
 
@@ -215,4 +216,32 @@ pub(crate) fn process_memory(dev: &Device<'static>) -> Result<HashMap<u32, Optio
         add(mps);
     }
     Ok(map)
+}
+
+/// How the driver lists each of `pids` on a device: among its MPS clients, among its compute
+/// processes only, or neither. An error names the list that could not be read.
+pub(crate) fn driver_listing(dev: &Device<'static>, pids: &[u32]) -> Result<Vec<DriverListing>, String> {
+    let pids_of = |list: Vec<nvml_wrapper::struct_wrappers::device::ProcessInfo>| -> HashSet<u32> {
+        list.into_iter().map(|p| p.pid).collect()
+    };
+    let clients = dev
+        .mps_running_compute_processes()
+        .map(pids_of)
+        .map_err(|e| format!("NVML cannot list the MPS clients (nvmlDeviceGetMPSComputeRunningProcesses): {e}"))?;
+    let compute = dev
+        .running_compute_processes()
+        .map(pids_of)
+        .map_err(|e| format!("NVML cannot list the compute processes (nvmlDeviceGetComputeRunningProcesses): {e}"))?;
+    Ok(pids
+        .iter()
+        .map(|pid| {
+            if clients.contains(pid) {
+                DriverListing::MpsClient
+            } else if compute.contains(pid) {
+                DriverListing::ComputeProcess
+            } else {
+                DriverListing::NotListed
+            }
+        })
+        .collect())
 }

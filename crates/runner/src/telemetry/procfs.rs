@@ -72,6 +72,21 @@ pub fn tree(root: u32, procs: &[Stat]) -> Vec<Stat> {
     out
 }
 
+/// The value of `key` in the environment process `pid` started with (`Some(None)`: not
+/// set); `None` when the process is gone, a zombie, or its environment is unreadable.
+pub fn env_var(pid: u32, key: &str) -> Option<Option<String>> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    if stat.rsplit_once(')').is_none_or(|(_, rest)| rest.trim_start().starts_with('Z')) {
+        return None;
+    }
+    let env = fs::read(format!("/proc/{pid}/environ")).ok()?;
+    let prefix = format!("{key}=");
+    Some(env.split(|b| *b == 0).find_map(|kv| {
+        let kv = String::from_utf8_lossy(kv);
+        kv.strip_prefix(&prefix).map(str::to_string)
+    }))
+}
+
 /// One job's usage at a sample.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Usage {
@@ -162,6 +177,34 @@ mod tests {
         let line = "1234 (python3 (worker) x) S 1200 1234 1234 0 -1 4194304 100 0 0 0 250 30 0 0 20 0 5 0 98765 1000000 2560 18446744073709551615";
         let s = parse_stat(line).unwrap();
         assert_eq!((s.pid, s.ppid, s.cpu_ticks, s.start_ticks, s.rss_pages), (1234, 1200, 280, 98765, 2560));
+    }
+
+    #[test]
+    fn reads_a_process_environment() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .env("COLLOC_PROCFS_TEST", "pipe-a")
+            .env_remove("COLLOC_PROCFS_UNSET")
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        // Until its exec is complete a new process shows an empty command line and environment.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while fs::read(format!("/proc/{pid}/cmdline")).map(|c| c.is_empty()).unwrap_or(true) {
+            assert!(std::time::Instant::now() < deadline, "sleep never started");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert_eq!(env_var(pid, "COLLOC_PROCFS_TEST"), Some(Some("pipe-a".into())));
+        assert_eq!(env_var(pid, "COLLOC_PROCFS_UNSET"), Some(None));
+        child.kill().unwrap();
+        // A zombie (killed, not yet reaped) has no environment to speak of.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while env_var(pid, "COLLOC_PROCFS_TEST").is_some() {
+            assert!(std::time::Instant::now() < deadline, "the killed process still shows its environment");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        child.wait().unwrap();
+        assert_eq!(env_var(pid, "COLLOC_PROCFS_TEST"), None);
     }
 
     #[test]

@@ -136,7 +136,7 @@ pub fn precise_plan(workloads: Vec<PlannedWorkload>, target: f64, max_window: f6
 /// Options for a simulated campaign in `out` (quiet, fast).
 pub fn sim_options(out: &Path) -> RunOptions {
     let mut o = RunOptions::new(out);
-    o.simulate = Some(SimOptions { time_scale: 0.01, mig_mode: None, exec_mode_commands: false, seed: 7 });
+    o.simulate = Some(SimOptions { time_scale: 0.01, seed: 7, ..SimOptions::default() });
     o.job_command = vec![runner_bin().to_string_lossy().into_owned(), "fake-job".into()];
     o.progress = ProgressMode::Plain;
     o.kill_grace = Duration::from_secs(2);
