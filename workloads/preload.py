@@ -279,7 +279,9 @@ def client(path, argv):
         return EXIT_NO_SERVER
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
-        signal.signal(sig, signal.SIG_DFL)
+        # SIGKILL and SIGSTOP take no handler (setting one is EINVAL); the others might have one.
+        if sig not in (signal.SIGKILL, signal.SIGSTOP):
+            signal.signal(sig, signal.SIG_DFL)
         os.kill(os.getpid(), sig)
         return 128 + sig
     return os.waitstatus_to_exitcode(status)

@@ -25,6 +25,8 @@ SERVER = textwrap.dedent("""
             time.sleep(60)
         if argv and argv[0] == "signal":
             os.kill(os.getpid(), signal.SIGTERM)
+        if argv and argv[0] == "sigkill":
+            os.kill(os.getpid(), signal.SIGKILL)
         return 3
 
     import signal
@@ -79,6 +81,12 @@ class PreloadTest(unittest.TestCase):
         c = self.client("signal")
         c.communicate("x\n", timeout=20)
         self.assertEqual(c.returncode, -signal.SIGTERM)
+
+    def test_a_job_killed_by_sigkill_kills_its_client_alike(self):
+        c = self.client("sigkill")
+        _, err = c.communicate("x\n", timeout=20)
+        self.assertEqual(c.returncode, -signal.SIGKILL, err)
+        self.assertNotIn("Error", err)
 
     def test_the_job_dies_when_its_client_is_killed(self):
         c = self.client("sleep")

@@ -276,7 +276,9 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
     // Read once; verified below before anything runs (a mismatch stops the campaign).
     let metas = if todo.is_empty() { BTreeMap::new() } else { listed_metas(&dir, &listed) };
     if opts.host_baselines && !todo.is_empty() {
-        let mut extra = host_baselines(plan, &todo, &metas, gpu.uuid());
+        // MIG runs on a GPU whose MIG mode is off are skipped: they need no baseline here.
+        let mig_runs = gpu.mig_enabled_for(Mode::Mig).unwrap_or(true);
+        let mut extra = host_baselines(plan, &todo, &metas, gpu.uuid(), mig_runs);
         extra.append(&mut todo);
         todo = extra;
     }
@@ -557,11 +559,13 @@ fn host_baselines<'a>(
     todo: &[Todo<'a>],
     metas: &BTreeMap<String, RunMeta>,
     uuid: &str,
+    mig_runs: bool,
 ) -> Vec<Todo<'a>> {
     let selected: BTreeSet<&str> = todo.iter().map(|t| t.workload.id.as_str()).collect();
     // Baseline workload id → the selected workloads that need it.
     let mut needed: BTreeMap<&str, (&colloc_plan::PlannedWorkload, Vec<&str>)> = BTreeMap::new();
-    for t in todo.iter().filter(|t| !t.workload.is_baseline() && t.workload.feasible) {
+    let runs = |t: &&Todo<'_>| t.workload.feasible && (mig_runs || t.workload.mode != Mode::Mig);
+    for t in todo.iter().filter(|t| !t.workload.is_baseline()).filter(runs) {
         for i in 0..t.workload.jobs.len() {
             let Some(b) = plan.baseline_of(t.workload, i) else { continue };
             if selected.contains(b.id.as_str()) || !b.feasible {

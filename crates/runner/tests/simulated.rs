@@ -498,6 +498,36 @@ fn missing_same_host_baselines_are_measured_first() {
     assert_eq!(s.runs.len(), 1, "{}", s.render());
 }
 
+/// A MIG run that a GPU with MIG mode off will skip gets no baseline measured for it; with
+/// MIG mode on it does.
+#[test]
+fn skipped_mig_runs_add_no_host_baseline() {
+    let d = tempfile::tempdir().unwrap();
+    let mut alone = workload("e33-alone", Mode::Exclusive, vec![job("resnet26")]);
+    alone.repetitions = 1;
+    let p = plan(vec![alone, workload("e33-x1-mig", Mode::Mig, vec![mig_job("resnet26", "1g.18gb")])]);
+    let mut o = sim_options(d.path());
+    o.only = vec!["e33-alone".into()];
+    assert_eq!(run_campaign(&p, &o).unwrap().count(RunStatus::Ok), 1);
+
+    // Another GPU, MIG mode off: the MIG run is skipped, nothing added before it.
+    o.gpu_index = 1;
+    o.only = vec!["e33-x1-mig".into()];
+    o.simulate.as_mut().unwrap().mig_mode = Some(false);
+    let s = run_campaign(&p, &o).unwrap();
+    let made: Vec<&str> = s.runs.iter().map(|r| r.run_id.as_str()).collect();
+    assert_eq!(made, ["e33-x1-mig.r1"], "{}", s.render());
+    assert_eq!(s.count(RunStatus::Skipped), 1, "{}", s.render());
+
+    // A third GPU with MIG mode on: the baseline first.
+    o.gpu_index = 2;
+    o.force = true;
+    o.simulate.as_mut().unwrap().mig_mode = Some(true);
+    let s = run_campaign(&p, &o).unwrap();
+    let made: Vec<&str> = s.runs.iter().map(|r| r.run_id.as_str()).collect();
+    assert_eq!(made[0], "e33-alone.r2", "{}", s.render());
+}
+
 /// Every run records where its time went, and the host's CPU calibration.
 #[test]
 fn runs_record_their_phases_and_the_hosts_calibration() {
