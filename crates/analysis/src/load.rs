@@ -3,8 +3,8 @@
 use anyhow::{Context, Result};
 use colloc_plan::PlannedWorkload;
 use colloc_trace::events::{log_protocol_version, read_log, Event};
-use colloc_trace::meta::{RunMeta, RunStatus};
-use colloc_trace::{ids, layout};
+use colloc_trace::meta::{self, RunMeta, RunStatus};
+use colloc_trace::{layout, telemetry};
 use polars::prelude::DataFrame;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -49,7 +49,7 @@ pub(crate) fn read_run(dir: &Path) -> Result<RunData> {
     let rel = format!("{}/{name}", layout::RUNS_DIR);
     let meta_file = format!("{rel}/{}", layout::META);
     let text = fs::read_to_string(dir.join(layout::META)).with_context(|| format!("{meta_file}: cannot read"))?;
-    let meta: RunMeta = serde_json::from_str(&text).with_context(|| format!("{meta_file}: not a run's meta.json"))?;
+    let meta: RunMeta = meta::read(&text).map_err(|e| anyhow::anyhow!("{meta_file}: {e}"))?;
     let workload: PlannedWorkload = serde_json::from_value(meta.workload.clone())
         .with_context(|| format!("{meta_file}: `workload` is not a planned workload"))?;
     check_meta(&meta, &workload, &name).map_err(|e| anyhow::anyhow!("{meta_file}: {e}"))?;
@@ -77,14 +77,14 @@ pub(crate) fn read_run(dir: &Path) -> Result<RunData> {
     check_versions(&meta, &events).map_err(|e| anyhow::anyhow!("{rel}: {e}"))?;
 
     let jobs = workload.jobs.len();
-    let telemetry = read_optional_csv(dir, &rel, layout::TELEMETRY, frames::TELEMETRY_NUMERIC, None)?;
-    let processes = read_optional_csv(dir, &rel, layout::PROCESSES, frames::PROCESS_NUMERIC, Some(jobs))?;
+    let telemetry = read_optional_csv(dir, &rel, layout::TELEMETRY, telemetry::GPU_NUMERIC, None)?;
+    let processes = read_optional_csv(dir, &rel, layout::PROCESSES, telemetry::PROCESS_NUMERIC, Some(jobs))?;
     Ok(RunData { rel, meta, workload, events, telemetry, processes })
 }
 
-/// What `meta.json` must say of itself, beyond its types: what the run is (its id, the
-/// directory's name), its jobs (one record per planned job, or none when nothing ran) and,
-/// for a run that is `ok`, its release and window on the monotonic clock.
+/// What `meta.json` must say beyond what [`meta::read`] checks of it alone: what the run
+/// is (its workload's id, the directory's name) and its jobs (one record per planned job,
+/// or none when nothing ran).
 fn check_meta(meta: &RunMeta, workload: &PlannedWorkload, dir_name: &str) -> Result<(), String> {
     if workload.jobs.is_empty() {
         return Err(format!("workload {} has no jobs", workload.id));
@@ -95,16 +95,6 @@ fn check_meta(meta: &RunMeta, workload: &PlannedWorkload, dir_name: &str) -> Res
             meta.workload_id, workload.id
         ));
     }
-    if meta.repetition == 0 || meta.attempt == 0 {
-        return Err(format!("repetition {} and attempt {} must both be ≥ 1", meta.repetition, meta.attempt));
-    }
-    let id = ids::run_id(&meta.workload_id, meta.repetition, meta.attempt);
-    if meta.run_id != id {
-        return Err(format!(
-            "run_id {} is not that of workload {}, repetition {}, attempt {} ({id})",
-            meta.run_id, meta.workload_id, meta.repetition, meta.attempt
-        ));
-    }
     if meta.run_id != dir_name {
         return Err(format!("run_id {} differs from the directory's name {dir_name}", meta.run_id));
     }
@@ -113,30 +103,6 @@ fn check_meta(meta: &RunMeta, workload: &PlannedWorkload, dir_name: &str) -> Res
         return Err(format!(
             "`jobs` has {recorded} records, but the planned workload (`workload.jobs`) has {planned} jobs"
         ));
-    }
-    if let Some((k, j)) = meta.jobs.iter().enumerate().find(|(k, j)| j.index as usize != *k) {
-        return Err(format!("`jobs[{k}]` has index {}, expected {k}", j.index));
-    }
-    for (what, v) in [("release_mono", meta.release_mono), ("window_end_mono", meta.window_end_mono)] {
-        if let Some(v) = v.filter(|v| !v.is_finite() || *v < 0.0) {
-            return Err(format!("`{what}` is {v}, not a finite number ≥ 0"));
-        }
-    }
-    if let Some(c) = &meta.host.calibration {
-        if !(c.single_thread_mib_s.is_finite() && c.single_thread_mib_s > 0.0) {
-            return Err(format!(
-                "`host.calibration.single_thread_mib_s` is {}, not a positive number",
-                c.single_thread_mib_s
-            ));
-        }
-    }
-    if meta.status == RunStatus::Ok {
-        let Some(release) = meta.release_mono else {
-            return Err("status ok without a `release_mono` (an ok run was released)".to_string());
-        };
-        if let Some(end) = meta.window_end_mono.filter(|end| *end <= release) {
-            return Err(format!("`window_end_mono` {end} is not after `release_mono` {release}"));
-        }
     }
     Ok(())
 }

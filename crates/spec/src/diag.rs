@@ -117,14 +117,45 @@ impl fmt::Display for Diagnostics {
 
 impl std::error::Error for Diagnostics {}
 
-/// Parses YAML text into `T`, or a located diagnostic.
+/// Whether `text` holds no YAML node: only blank lines, comments, document markers (`---`,
+/// `...`, each perhaps followed by a comment), directives (`%YAML 1.2`) and a byte-order
+/// mark. Such a file would read as a document of defaults, so it is refused instead.
+pub(crate) fn holds_no_yaml(text: &str) -> bool {
+    text.trim_start_matches('\u{feff}').lines().all(|l| {
+        let l = l.trim();
+        let l = match l.strip_prefix("---").or_else(|| l.strip_prefix("...")) {
+            Some(rest) if rest.is_empty() || rest.starts_with(char::is_whitespace) => rest.trim_start(),
+            _ => l,
+        };
+        l.is_empty() || l.starts_with('#') || l.starts_with('%')
+    })
+}
+
+/// Parses YAML text into `T`, or a located diagnostic. A file that holds no YAML (empty,
+/// or comments only) is an error at its line 1, not a document of defaults.
 pub fn parse_yaml<T: serde::de::DeserializeOwned>(file: &Path, text: &str) -> Result<T, Diagnostic> {
+    if holds_no_yaml(text) {
+        return Err(Diagnostic::at(file, text, 1, 1, "the file holds no YAML, only comments or blank lines"));
+    }
     serde_saphyr::from_str::<T>(text).map_err(|e| Diagnostic::from_yaml(file, text, &e))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_comments_markers_and_directives_hold_no_yaml() {
+        for empty in ["", "\n \n", "# c\n", "---\n# c\n...\n", "--- # c\n", "%YAML 1.2\n---\n", "\u{feff}# c\n"] {
+            assert!(holds_no_yaml(empty), "{empty:?}");
+            let e = parse_yaml::<crate::gpu::GpuTable>(Path::new("g.yaml"), empty).unwrap_err();
+            assert_eq!((e.line, e.column), (1, 1), "{empty:?}");
+            assert!(e.to_string().starts_with("g.yaml:1:1: error: the file holds no YAML"), "{e}");
+        }
+        for yaml in ["a: 1\n", "# c\nkey: v\n", "--- v\n", "---x\n", "~\n"] {
+            assert!(!holds_no_yaml(yaml), "{yaml:?}");
+        }
+    }
 
     #[test]
     fn a_long_line_is_cut_around_the_column() {

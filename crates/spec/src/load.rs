@@ -125,7 +125,7 @@ pub fn load_gpus(root: &Path) -> Result<BTreeMap<String, GpuTable>, Diagnostics>
     }
 }
 
-fn check_gpu(file: &Path, g: &GpuTable) -> Option<Diagnostic> {
+pub(crate) fn check_gpu(file: &Path, g: &GpuTable) -> Option<Diagnostic> {
     let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("");
     if stem != g.key {
         return Some(Diagnostic::file(file, format!("key `{}` differs from the file name `{stem}`", g.key)));

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_saphyr::Spanned;
 
-use crate::diag::{parse_yaml, Diagnostic, Diagnostics};
+use crate::diag::{holds_no_yaml, parse_yaml, Diagnostic, Diagnostics};
 use crate::names::{escapes, valid_name};
 use crate::resolved::*;
 use crate::written::*;
@@ -279,9 +279,4 @@ pub fn resolve_spec(files: Vec<(PathBuf, String)>) -> Result<Spec, Diagnostics> 
     } else {
         Err(Diagnostics(diags))
     }
-}
-
-/// Whether a file is empty or holds only comments and blank lines.
-fn holds_no_yaml(text: &str) -> bool {
-    text.lines().map(str::trim).all(|l| l.is_empty() || l.starts_with('#') || l == "---" || l == "...")
 }

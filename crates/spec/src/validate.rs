@@ -55,3 +55,28 @@ pub fn check(root: &Path, files: &[PathBuf]) -> Result<String, Diagnostics> {
         }
     }
 }
+
+/// Checks one file's text as each kind of YAML file of the project, outside its context:
+/// a spec file (resolved alone, as `experiments/input.yaml`), an artifact file (its claims
+/// checked) and a GPU table (`experiments/gpus/input.yaml`). The spec's verdict is the
+/// result: `Ok` with the number of workloads, or every diagnostic printed. The fuzz target
+/// `spec` runs this, and `tests/fuzz_corpus.rs` replays the committed corpus through it.
+pub fn check_text(bytes: &[u8]) -> Result<usize, String> {
+    let text = std::str::from_utf8(bytes).map_err(|e| format!("input.yaml: error: cannot read: {e}"))?;
+    let artifact_file = Path::new("artifact.yaml");
+    let artifact = match parse_yaml::<crate::artifact::Artifact>(artifact_file, text) {
+        Ok(a) => Diagnostics(crate::claims::diagnose(&a.claims, artifact_file, text)),
+        Err(d) => Diagnostics(vec![d]),
+    };
+    let gpu_file = Path::new("experiments/gpus/input.yaml");
+    let gpu = match parse_yaml::<crate::gpu::GpuTable>(gpu_file, text) {
+        Ok(g) => Diagnostics(crate::load::check_gpu(gpu_file, &g).into_iter().collect()),
+        Err(d) => Diagnostics(vec![d]),
+    };
+    // Every diagnostic is printed, as `validate` prints it: the snippets must not panic.
+    let _ = (artifact.to_string(), gpu.to_string());
+    match crate::resolve_spec(vec![(PathBuf::from("experiments/input.yaml"), text.to_string())]) {
+        Ok(spec) => Ok(spec.experiments.iter().map(|e| e.workloads.len()).sum()),
+        Err(d) => Err(d.to_string()),
+    }
+}

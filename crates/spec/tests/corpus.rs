@@ -57,3 +57,31 @@ fn an_empty_spec_file_is_an_error_at_its_place() {
         assert!(d.to_string().starts_with("experiments/empty.yaml:1:1: error: "), "{err}");
     }
 }
+
+#[test]
+fn a_long_line_is_shown_as_a_window_around_the_error() {
+    let pad = "a".repeat(3000);
+    for (text, col_of) in [
+        // The unknown key far into a 3000-character flow mapping.
+        (format!("datasets: [{{name: \"{pad}\", bogus_key: 1}}]\n"), "bogus_key"),
+        // Near the end of the line, past a tab.
+        (format!("datasets: [{{name: \"{pad}\",\tbogus: 1}}]\n"), "bogus"),
+    ] {
+        let err = colloc_spec::resolve_spec(vec![(PathBuf::from("experiments/long.yaml"), text.clone())])
+            .expect_err("an unknown key");
+        let d = &err.0[0];
+        assert_eq!(d.line, 1, "{err}");
+        let byte = text.find(col_of).unwrap();
+        assert_eq!(d.column as usize, text[..byte].chars().count() + 1, "{err}");
+        let shown = d.to_string();
+        let lines: Vec<&str> = shown.lines().collect();
+        let (src, caret) = (lines[2], lines[3]);
+        assert!(src.starts_with("1 | …") && src.chars().count() < 120, "{src}");
+        assert!(src.contains(col_of), "{src}");
+        // The caret stands under the key's first character: the same character count, the
+        // tabs of the line repeated so it lines up in a terminal too.
+        let at = caret.chars().position(|c| c == '^').unwrap();
+        assert_eq!(src.chars().skip(at).collect::<String>().split(':').next(), Some(col_of), "{shown}");
+        assert_eq!(caret.matches('\t').count(), src[..src.char_indices().nth(at).unwrap().0].matches('\t').count());
+    }
+}

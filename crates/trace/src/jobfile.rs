@@ -3,6 +3,11 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Reads a job file (`job-N.json`) as a job does: JSON of a [`JobFile`], no unknown field.
+pub fn read(text: &str) -> Result<JobFile, String> {
+    serde_json::from_str(text).map_err(|e| format!("not a job file: {e}"))
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct JobFile {

@@ -11,6 +11,7 @@
 //! * [`ids`]: the grammar of workload and run ids.
 //! * [`Mode`]: the collocation modes.
 //! * [`manifest`]: the campaign's `SHA256SUMS`, written atomically and verified.
+//! * [`readers`]: every reader of a campaign's files, bytes in: what the fuzz targets run.
 
 pub mod events;
 pub mod ids;
@@ -20,6 +21,7 @@ pub mod manifest;
 pub mod meta;
 mod mode;
 pub mod precision;
+pub mod readers;
 pub mod telemetry;
 
 pub use mode::{Mode, UnknownMode};

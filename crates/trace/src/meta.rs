@@ -6,6 +6,55 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// Reads a run's `meta.json` as the analysis does: JSON of a [`RunMeta`] that is consistent
+/// in itself (what a planned workload adds is checked by its reader): repetition and
+/// attempt ≥ 1, the `run_id` of its workload, repetition and attempt, job records in index
+/// order, monotonic marks finite and ≥ 0, a positive CPU calibration, and for a run that is
+/// `ok` a release and a window that ends after it.
+pub fn read(text: &str) -> Result<RunMeta, String> {
+    let meta: RunMeta = serde_json::from_str(text).map_err(|e| format!("not a run's meta.json: {e}"))?;
+    check(&meta)?;
+    Ok(meta)
+}
+
+fn check(meta: &RunMeta) -> Result<(), String> {
+    if meta.repetition == 0 || meta.attempt == 0 {
+        return Err(format!("repetition {} and attempt {} must both be ≥ 1", meta.repetition, meta.attempt));
+    }
+    let id = crate::ids::run_id(&meta.workload_id, meta.repetition, meta.attempt);
+    if meta.run_id != id {
+        return Err(format!(
+            "run_id {} is not that of workload {}, repetition {}, attempt {} ({id})",
+            meta.run_id, meta.workload_id, meta.repetition, meta.attempt
+        ));
+    }
+    if let Some((k, j)) = meta.jobs.iter().enumerate().find(|(k, j)| j.index as usize != *k) {
+        return Err(format!("`jobs[{k}]` has index {}, expected {k}", j.index));
+    }
+    for (what, v) in [("release_mono", meta.release_mono), ("window_end_mono", meta.window_end_mono)] {
+        if let Some(v) = v.filter(|v| !v.is_finite() || *v < 0.0) {
+            return Err(format!("`{what}` is {v}, not a finite number ≥ 0"));
+        }
+    }
+    if let Some(c) = &meta.host.calibration {
+        if !(c.single_thread_mib_s.is_finite() && c.single_thread_mib_s > 0.0) {
+            return Err(format!(
+                "`host.calibration.single_thread_mib_s` is {}, not a positive number",
+                c.single_thread_mib_s
+            ));
+        }
+    }
+    if meta.status == RunStatus::Ok {
+        let Some(release) = meta.release_mono else {
+            return Err("status ok without a `release_mono` (an ok run was released)".to_string());
+        };
+        if let Some(end) = meta.window_end_mono.filter(|end| *end <= release) {
+            return Err(format!("`window_end_mono` {end} is not after `release_mono` {release}"));
+        }
+    }
+    Ok(())
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunMeta {
     pub format_version: u32,

@@ -177,7 +177,7 @@ fn default_params(job: &JobFile) -> FakeParams {
 pub fn main(job_file: &Path) -> i32 {
     let job: JobFile = match std::fs::read_to_string(job_file)
         .map_err(|e| e.to_string())
-        .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
+        .and_then(|t| colloc_trace::jobfile::read(&t))
     {
         Ok(j) => j,
         Err(e) => {

@@ -1,0 +1,6 @@
+#![no_main]
+//! `colloc_trace::readers::job_json` on arbitrary bytes: an error, never a panic.
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    let _ = colloc_trace::readers::job_json(data);
+});
