@@ -320,6 +320,10 @@ pub struct RunResult {
     /// SHA-256), when the runner measured it (absent in older traces).
     #[serde(default)]
     pub host_cpu_single_thread_mib_s: Option<f64>,
+    /// The source commit of the runner that made the run (`software.git_commit`), its first
+    /// 12 characters.
+    #[serde(default)]
+    pub git_commit: Option<String>,
     /// The job protocol the run's jobs spoke (`hello.protocol_version`): 1, the first quick
     /// protocol (each job's own window, cut at its sample boundaries, intersected); 2, one
     /// common window ended by the runner, measured from per-iteration times.

@@ -51,6 +51,7 @@ pub(crate) fn analyse_run(run: &RunData, want_timeline: bool) -> Result<RunAnaly
         ended_at: m.ended_at.clone(),
         host_id: m.gpu.as_ref().map(|g| g.uuid.clone()),
         host_cpu_single_thread_mib_s: m.host.calibration.as_ref().map(|c| c.single_thread_mib_s),
+        git_commit: m.software.git_commit.as_ref().map(|c| c.chars().take(12).collect()),
         protocol_version: run.events.first().map_or(1, |e| log_protocol_version(e)),
         window: None,
         jobs: Vec::new(),

@@ -52,6 +52,7 @@ fn all_tables(inputs: &Inputs) -> Vec<tables::Table> {
     let r = inputs.results;
     vec![
         tables::campaign::hardware(r),
+        tables::campaign::hosts(r),
         tables::campaign::mig_profiles(r, inputs.paper_gpu, inputs.gpus),
         tables::campaign::experiment_matrix(r),
         tables::results::baselines(r),

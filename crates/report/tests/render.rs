@@ -6,6 +6,7 @@ use colloc_analysis::{evaluate, ClaimOutcome};
 use colloc_analysis::{Results, WorkloadForm};
 use colloc_report::{outputs, stale, write, Inputs, Layout, Output};
 use colloc_spec::gpu::GpuTable;
+use colloc_trace::meta::RunStatus;
 use std::path::{Path, PathBuf};
 
 fn root() -> PathBuf {
@@ -58,6 +59,7 @@ fn every_output_is_generated_deterministically_and_marked_simulated() {
     let paths: Vec<&str> = a.iter().map(|o| o.path.as_str()).collect();
     for t in [
         "hardware",
+        "hosts",
         "mig_profiles",
         "experiment_matrix",
         "baselines",
@@ -229,6 +231,32 @@ fn an_out_of_memory_workload_reads_oom_with_its_reason_once_in_the_notes() {
     lines.sort();
     lines.dedup();
     assert_eq!(lines.len(), n);
+}
+
+/// One row per host (GPU UUID) with its runs: the ok runs of the rows add up to the
+/// campaign's, each host's runner commit is named.
+#[test]
+fn the_hosts_table_accounts_for_every_run() {
+    let (_d, r, c) = fixture(FixtureOptions::default());
+    let outs = render(&r, &c, &gpus());
+    let csv =
+        String::from_utf8(outs.iter().find(|o| o.path == "paper/tables/hosts.csv").unwrap().bytes.clone()).unwrap();
+    let mut hosts: Vec<&str> = r.runs.iter().filter_map(|x| x.host_id.as_deref()).collect();
+    hosts.sort();
+    hosts.dedup();
+    assert!(!hosts.is_empty());
+    let rows: Vec<&str> = csv.lines().filter(|l| !l.starts_with('#')).skip(1).collect();
+    assert_eq!(rows.len(), hosts.len() + usize::from(r.runs.iter().any(|x| x.host_id.is_none())), "{csv}");
+    let mut ok = 0;
+    for row in &rows {
+        // `GPU-…,"12 of 14",…`: the ok count is the second cell's first number.
+        let cells: Vec<&str> = row.split(',').collect();
+        ok += cells[1].trim_matches('"').split(' ').next().unwrap().parse::<usize>().unwrap();
+    }
+    assert_eq!(ok, r.runs.iter().filter(|x| x.status == RunStatus::Ok).count(), "{csv}");
+    for h in hosts {
+        assert!(csv.contains(h), "{h} missing: {csv}");
+    }
 }
 
 #[test]

@@ -4,6 +4,7 @@
 use colloc_analysis::{Results, WorkloadResult};
 use colloc_spec::gpu::GpuTable;
 use colloc_spec::Mode;
+use colloc_trace::meta::RunStatus;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{status_notes, Cell, Column, Table};
@@ -264,6 +265,101 @@ pub(crate) fn hardware(results: &Results) -> Table {
         columns: vec![Column::text("Item"), Column::text("Value")],
         rows: rows.into_iter().map(|(k, v)| vec![Cell::Text(k), Cell::Text(v)]).collect(),
         notes: vec![],
+        simulated: results.simulated,
+    }
+}
+
+/// Which host (GPU, by its UUID) made which runs, with which version of the runner: one row
+/// per host in the order the hosts were first used, then the runs that name no GPU.
+pub(crate) fn hosts(results: &Results) -> Table {
+    use std::collections::BTreeSet;
+    #[derive(Default)]
+    struct Host<'a> {
+        runs: Vec<&'a colloc_analysis::RunResult>,
+    }
+    let mut order: Vec<Option<&str>> = Vec::new();
+    let mut by: BTreeMap<Option<&str>, Host<'_>> = BTreeMap::new();
+    let mut runs: Vec<&colloc_analysis::RunResult> = results.runs.iter().collect();
+    runs.sort_by(|a, b| a.started_at.cmp(&b.started_at).then_with(|| a.run_id.cmp(&b.run_id)));
+    for r in runs {
+        let key = r.host_id.as_deref();
+        if !by.contains_key(&key) {
+            order.push(key);
+        }
+        by.entry(key).or_default().runs.push(r);
+    }
+    // Runs that name no GPU (skipped or infeasible before any GPU was asked) go last.
+    order.sort_by_key(|k| k.is_none());
+    let data_of = |r: &colloc_analysis::RunResult| -> String {
+        results.workloads.iter().find(|w| w.id == r.workload_id).map(|w| w.data.clone()).unwrap_or_default()
+    };
+    let rows = order
+        .iter()
+        .map(|key| {
+            let h = &by[key];
+            let ok = h.runs.iter().filter(|r| r.status == RunStatus::Ok).count();
+            let mut statuses: BTreeMap<String, usize> = BTreeMap::new();
+            for r in &h.runs {
+                *statuses.entry(r.status.as_str().to_string()).or_default() += 1;
+            }
+            let status_text: Vec<String> = statuses.iter().map(|(s, n)| format!("{n} {s}")).collect();
+            let mut data: BTreeMap<String, usize> = BTreeMap::new();
+            for r in h.runs.iter().filter(|r| r.status == RunStatus::Ok) {
+                *data.entry(data_of(r)).or_default() += 1;
+            }
+            let data_text: Vec<String> = data.iter().map(|(d, n)| format!("{d} {n}")).collect();
+            let workloads: BTreeSet<&str> =
+                h.runs.iter().filter(|r| r.status == RunStatus::Ok).map(|r| r.workload_id.as_str()).collect();
+            let alone = h
+                .runs
+                .iter()
+                .filter(|r| r.status == RunStatus::Ok && r.mode_applied == "exclusive")
+                .map(|r| r.workload_id.as_str())
+                .collect::<BTreeSet<_>>()
+                .len();
+            let commits: BTreeSet<&str> = h.runs.iter().filter_map(|r| r.git_commit.as_deref()).collect();
+            let mut cpu: Vec<f64> = h.runs.iter().filter_map(|r| r.host_cpu_single_thread_mib_s).collect();
+            cpu.sort_by(f64::total_cmp);
+            let first = h.runs.iter().map(|r| r.started_at.as_str()).min().unwrap_or_default();
+            let last = h.runs.iter().map(|r| r.ended_at.as_str()).max().unwrap_or_default();
+            vec![
+                Cell::text(key.unwrap_or("none named")),
+                Cell::text(format!("{ok} of {}", h.runs.len())),
+                Cell::text(status_text.join(", ")),
+                Cell::text(data_text.join(", ")),
+                Cell::Value(Some(workloads.len() as f64)),
+                Cell::Value(Some(alone as f64)),
+                Cell::text(commits.into_iter().collect::<Vec<_>>().join(", ")),
+                Cell::Value(if cpu.is_empty() { None } else { Some(cpu[cpu.len() / 2]) }),
+                Cell::text(first),
+                Cell::text(last),
+            ]
+        })
+        .collect();
+    Table {
+        id: "hosts",
+        title: "Hosts".to_string(),
+        caption: format!(
+            "The hosts that made campaign {}'s runs, each told apart by its GPU's UUID, in the order they were first used: their runs, the workloads measured on each, and the version of the runner that made them.",
+            results.campaign
+        ),
+        columns: vec![
+            Column::text("GPU UUID"),
+            Column::text("Ok runs"),
+            Column::text("Runs by status"),
+            Column::text("Ok runs by data"),
+            Column::number("Workloads", Quantity::Count),
+            Column::number("Models alone", Quantity::Count),
+            Column::text("Runner commit"),
+            Column::number("CPU, one thread (MiB/s)", Quantity::Count),
+            Column::text("First run started"),
+            Column::text("Last run ended"),
+        ],
+        rows,
+        notes: vec![
+            "Models alone: the baselines measured on the host (the workloads it ran in the exclusive mode); each collocated run is divided by its own host's (the baselines table).".to_string(),
+            "CPU, one thread: the median over the host's runs of the runner's calibration (SHA-256 of 32 MiB, `host.calibration` in meta.json); — where no run recorded one.".to_string(),
+        ],
         simulated: results.simulated,
     }
 }
