@@ -254,6 +254,7 @@ struct Todo<'a> {
 
 /// Runs a plan's selected workloads into `opts.out`.
 pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
+    let started = std::time::Instant::now();
     opts.check()?;
     fs::create_dir_all(&opts.out).with_context(|| format!("cannot create {}", opts.out.display()))?;
     let dir = opts.out.canonicalize().with_context(|| format!("cannot resolve {}", opts.out.display()))?;
@@ -361,7 +362,7 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
         job_command,
         preloaded: preload.is_some(),
     };
-    run_all(&env, &todo, exec_modes, &mut summary, preload.as_mut())?;
+    run_all(&env, &todo, exec_modes, &mut summary, preload.as_mut(), started)?;
     drop(preload);
     progress.finish();
     Ok(summary)
@@ -647,6 +648,7 @@ fn run_all(
     exec_modes: bool,
     summary: &mut CampaignSummary,
     mut preload: Option<&mut Preload>,
+    started: std::time::Instant,
 ) -> Result<()> {
     let (gpu, opts) = (env.backend, env.opts);
     let total = todo.len();
@@ -664,6 +666,20 @@ fn run_all(
         let will_start = t.workload.feasible
             && !t.workload.jobs.is_empty()
             && (t.workload.mode == Mode::Mig) == gpu.mig_enabled_for(t.workload.mode)?;
+        if let Some(budget) = opts.time_budget.filter(|_| will_start) {
+            let used = started.elapsed().as_secs_f64();
+            let needs = t.workload.estimated_seconds * crate::options::BUDGET_MARGIN;
+            if used + needs > budget.as_secs_f64() {
+                summary.stopped = Some(format!(
+                    "time budget: {} (estimated {:.0} s, with the margin {needs:.0} s) could end after the budget of {:.0} s ({used:.0} s used); {} run(s) left: run again to go on",
+                    t.run_id,
+                    t.workload.estimated_seconds,
+                    budget.as_secs_f64(),
+                    total - k
+                ));
+                break;
+            }
+        }
         if will_start && !opts.allow_busy_gpu && exec_modes {
             let patience = if summary.runs.is_empty() { Duration::ZERO } else { Duration::from_secs(10) };
             let why = busy::reasons_after(gpu, &env.mps_dirs.pipe, exec_modes, patience)?;

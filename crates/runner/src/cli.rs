@@ -97,6 +97,10 @@ pub struct RunArgs {
     /// printed and recorded in each run's `meta.json`.
     #[arg(long)]
     pub strict_env: bool,
+    /// Start no run that could end after SECONDS from the runner's start (its plan estimate
+    /// with a 25% margin), and stop there cleanly: the next invocation goes on from it.
+    #[arg(long, value_name = "SECONDS")]
+    pub time_budget: Option<f64>,
     /// For tests: the selected jobs of MPS runs (INDEX, *, PATTERN:INDEX, comma-separated)
     /// look for the MPS daemon where none serves, so the MPS client check must fail their run.
     #[arg(long, value_name = "SELECTOR", hide = true)]
@@ -157,6 +161,10 @@ impl RunArgs {
         o.host_baselines = !self.no_host_baselines;
         o.allow_mixed_versions = self.allow_mixed_versions;
         o.strict_env = self.strict_env;
+        if let Some(s) = self.time_budget {
+            anyhow::ensure!(s.is_finite() && s > 0.0, "--time-budget {s}: expected a positive number of seconds");
+            o.time_budget = Some(Duration::from_secs_f64(s));
+        }
         o.fault_wrong_mps_pipe = self.fault_wrong_mps_pipe.clone();
         Ok(o)
     }

@@ -55,12 +55,18 @@ pub struct RunOptions {
     /// Refuse a host whose Python environment differs from the training program's lock, or
     /// cannot be checked against one.
     pub strict_env: bool,
+    /// Start no run that could end after this long from the start of the invocation (the
+    /// run's plan estimate with [`BUDGET_MARGIN`]).
+    pub time_budget: Option<Duration>,
     /// For tests: the jobs of `mps` and `mps-limited` runs this selects (the grammar of the
     /// simulated faults: `INDEX`, `*`, `PATTERN:INDEX`, comma-separated) look for the MPS
     /// daemon in a pipe directory where none serves, so the driver runs them as plain
     /// compute processes and the check of the run's MPS clients must fail the run.
     pub fault_wrong_mps_pipe: Option<String>,
 }
+
+/// How much longer than its plan estimate a run may take, for `time_budget`.
+pub const BUDGET_MARGIN: f64 = 1.25;
 
 /// External programs used to set up MPS and MIG.
 #[derive(Debug, Clone)]
@@ -118,6 +124,7 @@ impl RunOptions {
             host_baselines: true,
             allow_mixed_versions: false,
             strict_env: false,
+            time_budget: None,
             fault_wrong_mps_pipe: None,
         }
     }

@@ -706,3 +706,34 @@ fn a_job_that_dies_under_mps_stops_the_others_at_once() {
     assert_eq!(m.jobs[0].signal, Some(15), "stopped at once: {:?}", m.jobs[0]);
     assert_eq!(m.jobs[0].failure.as_deref(), Some("stopped: job 1 failed while the MPS daemon served it"));
 }
+
+/// `--time-budget`: a run whose estimate (with the margin) would end past the budget is not
+/// started; the invocation stops there, saying so, and the next one goes on from it.
+#[test]
+fn a_time_budget_stops_before_a_run_that_would_pass_it() {
+    let d = tempfile::tempdir().unwrap();
+    let mut short = workload("wl-short-naive", Mode::Naive, vec![job("resnet26")]);
+    short.estimated_seconds = 10.0;
+    short.repetitions = 1;
+    let mut long = workload("wl-long-naive", Mode::Naive, vec![job("resnet26"), job("resnet26")]);
+    long.estimated_seconds = 200.0;
+    long.repetitions = 1;
+    let p = plan(vec![short, long]);
+    let mut o = sim_options(d.path());
+    o.time_budget = Some(Duration::from_secs(100));
+    let s = run_campaign(&p, &o).unwrap();
+    let made: Vec<&str> = s.runs.iter().map(|r| r.run_id.as_str()).collect();
+    assert_eq!(made, ["wl-short-naive.r1"], "{}", s.render());
+    let why = s.stopped.as_deref().unwrap();
+    assert!(
+        why.starts_with("time budget: wl-long-naive.r1 (estimated 200 s") && why.contains("1 run(s) left"),
+        "{why}"
+    );
+    assert_eq!(s.exit_code(), std::process::ExitCode::FAILURE);
+    // A budget that fits: the rest is made.
+    o.time_budget = Some(Duration::from_secs(300));
+    let s = run_campaign(&p, &o).unwrap();
+    let made: Vec<&str> = s.runs.iter().map(|r| r.run_id.as_str()).collect();
+    assert_eq!(made, ["wl-long-naive.r1"], "{}", s.render());
+    assert!(s.stopped.is_none());
+}
