@@ -52,8 +52,8 @@ pub fn run(root: &Path, a: &Args) -> Result<Comparison> {
     let files: [(&str, Vec<u8>); 4] = [
         ("compare.md", c.markdown().into_bytes()),
         ("compare.csv", c.csv().into_bytes()),
-        ("compare.svg", c.figure_svg().context("drawing the comparison")?.into_bytes()),
-        ("compare.png", c.figure_png().context("drawing the comparison")?),
+        ("compare.svg", colloc_report::compare_svg(&c).context("drawing the comparison")?.into_bytes()),
+        ("compare.png", colloc_report::compare_png(&c).context("drawing the comparison")?),
     ];
     for (name, bytes) in &files {
         let p = out.join(name);

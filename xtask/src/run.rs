@@ -3,6 +3,7 @@
 //! a Rust toolchain.
 
 use anyhow::Context;
+use colloc_plan::Mode;
 use colloc_runner::{run_campaign, RunArgs};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -119,7 +120,7 @@ pub fn execute(root: &std::path::Path, a: Args) -> anyhow::Result<colloc_runner:
         _ => anyhow::bail!("give --campaign NAME or --plan FILE"),
     };
     if a.smoke {
-        a.run.only = crate::smoke::select(&plan);
+        a.run.only = smoke_subset(&plan);
         anyhow::ensure!(!a.run.only.is_empty(), "--smoke: the plan has no feasible workload");
     }
     if let Some(id) = &a.claim {
@@ -140,6 +141,27 @@ pub fn execute(root: &std::path::Path, a: Args) -> anyhow::Result<colloc_runner:
         Ok(vec![exe.to_string_lossy().into_owned(), "run".into(), "--fake-job".into()])
     })?;
     run_campaign(&plan, &o)
+}
+
+/// The workloads of `smoke`'s phase 5 and of `run --smoke`: for every mode the plan runs, one feasible workload (the
+/// headline 7 × resnet26 one for naive and MPS, else the plan's first of that mode), as the
+/// run ids of their first repetition, in mode order.
+pub fn smoke_subset(plan: &colloc_plan::Plan) -> Vec<String> {
+    let headline = |w: &&colloc_plan::PlannedWorkload| {
+        w.headline && w.jobs.len() == 7 && w.jobs.iter().all(|j| j.model == "resnet26")
+    };
+    let mut ids = Vec::new();
+    for mode in [Mode::Exclusive, Mode::Naive, Mode::Mps, Mode::MpsLimited, Mode::Mig] {
+        let of_mode = || plan.workloads.iter().filter(move |w| w.mode == mode && w.feasible);
+        let pick = match mode {
+            Mode::Naive | Mode::Mps => of_mode().find(headline).or_else(|| of_mode().next()),
+            _ => of_mode().next(),
+        };
+        if let Some(w) = pick {
+            ids.push(format!("{}.r1", w.id));
+        }
+    }
+    ids
 }
 
 /// The name `nvidia-smi` gives the runner's GPU (`--gpu`).

@@ -18,7 +18,7 @@
 //! what a user types to do the same by hand. Exit 1 when a phase missed its expectation.
 
 use anyhow::{anyhow, bail, Context, Result};
-use colloc_plan::{Mode, Plan, PlannedWorkload};
+use colloc_plan::Plan;
 use colloc_report::compare::WorkloadVerdict;
 use colloc_trace::meta::RunStatus;
 use std::fmt::Write as _;
@@ -52,26 +52,6 @@ pub struct Phase {
     pub ok: bool,
 }
 
-/// The workloads of phase 5: for every mode the plan runs, one feasible workload (the
-/// headline 7 × resnet26 one for naive and MPS, else the plan's first of that mode), as the
-/// run ids of their first repetition, in mode order.
-pub fn select(plan: &Plan) -> Vec<String> {
-    let headline =
-        |w: &&PlannedWorkload| w.headline && w.jobs.len() == 7 && w.jobs.iter().all(|j| j.model == "resnet26");
-    let mut ids = Vec::new();
-    for mode in [Mode::Exclusive, Mode::Naive, Mode::Mps, Mode::MpsLimited, Mode::Mig] {
-        let of_mode = || plan.workloads.iter().filter(move |w| w.mode == mode && w.feasible);
-        let pick = match mode {
-            Mode::Naive | Mode::Mps => of_mode().find(headline).or_else(|| of_mode().next()),
-            _ => of_mode().next(),
-        };
-        if let Some(w) = pick {
-            ids.push(format!("{}.r1", w.id));
-        }
-    }
-    ids
-}
-
 /// What phases 5 and 6 do: where, with which arguments.
 pub struct Steps {
     pub campaign: String,
@@ -92,7 +72,7 @@ pub struct Steps {
 /// `stamp` names the GPU run's directory (a real run is never overwritten).
 pub fn steps(root: &Path, plan: &Plan, shipped_dir: &Path, gpu: Option<u32>, stamp: u64) -> Result<Steps> {
     let campaign = plan.campaign.clone().context("the shipped campaign's plan names no campaign")?;
-    let selected = select(plan);
+    let selected = crate::run::smoke_subset(plan);
     if selected.is_empty() {
         bail!("the plan of campaign {campaign} has no feasible workload to run");
     }

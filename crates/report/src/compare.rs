@@ -254,18 +254,6 @@ fn tol(v: f64) -> String {
 }
 
 impl Comparison {
-    /// The figure of the comparison as SVG: new ratio against base ratio per workload,
-    /// the line y = x, the tolerance floors as bands around it, each workload's tolerance
-    /// as a bar through its point, the differing ones labelled.
-    pub fn figure_svg(&self) -> anyhow::Result<String> {
-        crate::figures::compare::svg(self)
-    }
-
-    /// The same figure as PNG.
-    pub fn figure_png(&self) -> anyhow::Result<Vec<u8>> {
-        crate::figures::compare::png(self)
-    }
-
     pub fn count(&self, v: WorkloadVerdict) -> usize {
         self.workloads.iter().filter(|w| w.verdict == v).count()
     }

@@ -30,6 +30,9 @@ mod tables;
 
 pub use crate::{
     claims::console as claims_console,
-    figures::{Figure, ALL as FIGURES},
+    figures::{
+        compare::{png as compare_png, svg as compare_svg},
+        Figure, ALL as FIGURES,
+    },
     outputs::{outputs, stale, write, Inputs, Layout, Output},
 };

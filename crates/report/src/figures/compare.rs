@@ -29,8 +29,10 @@ fn points(c: &Comparison) -> Vec<(&WorkloadRow, f64, f64, f64)> {
         .collect()
 }
 
-/// The SVG document.
-pub(crate) fn svg(c: &Comparison) -> Result<String> {
+/// The figure of a comparison as SVG: new ratio against base ratio per workload, the line
+/// y = x, the tolerance floors as bands around it, each workload's tolerance as a bar
+/// through its point, the differing ones labelled.
+pub fn svg(c: &Comparison) -> Result<String> {
     ensure_fonts()?;
     let mut out = String::new();
     {
@@ -41,8 +43,8 @@ pub(crate) fn svg(c: &Comparison) -> Result<String> {
     Ok(out)
 }
 
-/// The PNG file.
-pub(crate) fn png(c: &Comparison) -> Result<Vec<u8>> {
+/// The same figure as PNG.
+pub fn png(c: &Comparison) -> Result<Vec<u8>> {
     use image::ImageEncoder;
     ensure_fonts()?;
     let mut buf = vec![0u8; WIDTH as usize * HEIGHT as usize * 3];
