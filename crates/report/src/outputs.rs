@@ -47,10 +47,11 @@ pub struct Output {
     pub bytes: Vec<u8>,
 }
 
-/// Every table, in report order.
+/// Every table, in report order; the protocol validation only for a campaign with the same
+/// workloads under a window protocol and under whole epochs.
 fn all_tables(inputs: &Inputs) -> Vec<tables::Table> {
     let r = inputs.results;
-    vec![
+    let mut all = vec![
         tables::campaign::hardware(r),
         tables::campaign::mig_profiles(r, inputs.paper_gpu, inputs.gpus),
         tables::campaign::experiment_matrix(r),
@@ -59,7 +60,9 @@ fn all_tables(inputs: &Inputs) -> Vec<tables::Table> {
         tables::results::mixes(r),
         tables::results::interference(r),
         tables::results::utilisation(r),
-    ]
+    ];
+    all.extend(tables::protocols::validation(r));
+    all
 }
 
 /// Every output file, sorted by path.

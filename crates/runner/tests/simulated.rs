@@ -728,7 +728,10 @@ fn each_workload_runs_under_its_own_protocol() {
     assert!(q.window_end_mono.is_some(), "the quick run has its common window");
     assert_eq!(q.protocol["name"], "quick");
     let qrun = d.path().join(format!("runs/{quick}.r1"));
-    assert!(events(&qrun, 0).iter().all(|e| e.body.kind() != "epoch_end"), "an epoch of 50,000 images in a 20 s window");
+    assert!(
+        events(&qrun, 0).iter().all(|e| e.body.kind() != "epoch_end"),
+        "an epoch of 50,000 images in a 20 s window"
+    );
 
     let e = meta(d.path(), &format!("{epochs}.r1"));
     assert_eq!(e.protocol["name"], "epochs");
