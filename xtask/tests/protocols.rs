@@ -69,7 +69,11 @@ fn a_simulated_h200_epochs_campaign_reproduces_into_the_protocol_validation() {
     for c in [9, 10] {
         assert!(seconds(seven, c) > seconds(alone, c), "{seven}\n{alone}");
     }
-    for f in ["protocol_validation.csv", "protocol_validation.tex"] {
+    for f in ["protocol_validation.csv", "protocol_validation.tex", "protocol_validation.png"] {
         assert!(find(&outputs, f).is_some(), "{f}");
     }
+    let svg = std::fs::read_to_string(find(&outputs, "protocol_validation.svg").expect("the figure")).unwrap();
+    assert!(svg.contains("SIMULATED") && svg.contains(" of 13 workloads within ±3%"), "{svg:.2000}");
+    // Deterministic: the same traces reproduce byte-identical outputs.
+    xtask(&["reproduce", "--campaign", "h200-epochs", "--traces", traces_s, "--out", outputs_s, "--check"]);
 }

@@ -79,7 +79,7 @@ pub fn outputs(inputs: &Inputs, layout: &Layout) -> Result<Vec<Output>> {
         }
     }
     let mut svgs = Vec::new();
-    for f in figures::ALL {
+    for f in figures::for_results(r) {
         let svg = f.svg(r).with_context(|| format!("figure {}", f.id()))?;
         let png = png_bytes(f, r).with_context(|| format!("figure {}", f.id()))?;
         push(format!("{}/{}.svg", layout.figures, f.id()), svg.clone().into_bytes());
