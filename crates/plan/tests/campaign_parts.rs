@@ -125,7 +125,7 @@ fn error_at(edit: impl Fn(&str) -> String, text: &str, message: &str) {
     let edited = edit(&std::fs::read_to_string(root().join("artifact.yaml")).unwrap());
     let line = edited.lines().position(|l| l.trim() == text).expect("the edited line") + 1;
     let (_d, loaded) = load_with(edit);
-    let err = loaded.err().expect("the project does not load");
+    let Err(err) = loaded else { panic!("the edited project loads") };
     let diag = err.0.iter().find(|d| d.message.contains(message)).unwrap_or_else(|| panic!("no `{message}` in {err}"));
     assert_eq!(diag.line, line as u64, "{err}");
     assert!(diag.file.ends_with("artifact.yaml"), "{err}");
