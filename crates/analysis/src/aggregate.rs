@@ -57,16 +57,17 @@ fn measure<S: Measures>(groups: &Groups) -> Result<BTreeMap<Vec<String>, S>> {
     Ok(out)
 }
 
-/// Identifies "the same model alone": model, dataset, batch size, data source.
-pub(crate) type BaselineKey = (String, String, u32, String);
+/// Identifies "the same model alone": model, dataset, batch size, data source, and the
+/// workload's own protocol (empty under its plan's).
+pub(crate) type BaselineKey = (String, String, u32, String, String);
 
 pub(crate) fn baseline_key(w: &PlannedWorkload, job: usize) -> BaselineKey {
     let j = &w.jobs[job];
-    (j.model.clone(), j.dataset.clone(), j.batch_size, w.data.clone())
+    (j.model.clone(), j.dataset.clone(), j.batch_size, w.data.clone(), w.own_protocol().to_string())
 }
 
 fn key_vec(k: &BaselineKey, mode: Mode) -> Vec<String> {
-    vec![k.0.clone(), k.1.clone(), k.2.to_string(), k.3.clone(), mode.to_string()]
+    vec![k.0.clone(), k.1.clone(), k.2.to_string(), k.3.clone(), k.4.clone(), mode.to_string()]
 }
 
 /// Runs that count in statistics: ok and not replaced by a later attempt.
@@ -102,6 +103,7 @@ pub(crate) fn baselines(runs: &[RunResult], workloads: &BTreeMap<String, Planned
                 dataset: key.1.clone(),
                 batch_size: key.2,
                 data: key.3.clone(),
+                protocol: key.4.clone(),
                 mode,
                 workload_ids: ids.get(&(key.clone(), mode)).map(|s| s.iter().cloned().collect()).unwrap_or_default(),
                 stats: *stats,
@@ -151,7 +153,7 @@ pub(crate) fn apply_baselines(
     workloads: &BTreeMap<String, PlannedWorkload>,
     baselines: &[Baseline],
 ) {
-    let of = |b: &Baseline| (b.model.clone(), b.dataset.clone(), b.batch_size, b.data.clone());
+    let of = |b: &Baseline| (b.model.clone(), b.dataset.clone(), b.batch_size, b.data.clone(), b.protocol.clone());
     let alone: BTreeMap<BaselineKey, &Baseline> =
         baselines.iter().filter(|b| b.stats.throughput.is_some()).map(|b| (of(b), b)).collect();
     for r in runs.iter_mut().filter(|r| r.status == RunStatus::Ok) {
@@ -251,6 +253,7 @@ pub(crate) fn workload_results(
             feasible: w.feasible,
             plan_reason: w.reason.clone(),
             config: config_key(w),
+            own_protocol: w.own_protocol().to_string(),
             jobs: w
                 .jobs
                 .iter()
@@ -334,14 +337,19 @@ pub(crate) fn slices(class: &str) -> u32 {
     class.trim_end_matches('g').parse().unwrap_or(0)
 }
 
-/// Same experiment, data and jobs (model, dataset, batch), whatever the mode.
+/// Same experiment, data, jobs (model, dataset, batch) and protocol, whatever the mode; a
+/// workload under its part's own protocol has `~<protocol>` after the data.
 pub(crate) fn config_key(w: &PlannedWorkload) -> String {
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     for j in &w.jobs {
         *counts.entry(format!("{}/{}/b{}", j.model, j.dataset, j.batch_size)).or_default() += 1;
     }
     let sig: Vec<String> = counts.iter().map(|(k, n)| format!("{k}×{n}")).collect();
-    format!("e{}|{}|{}", w.experiment, w.data, sig.join("+"))
+    let own = match w.own_protocol() {
+        "" => String::new(),
+        p => colloc_trace::ids::protocol_suffix(p),
+    };
+    format!("e{}|{}{own}|{}", w.experiment, w.data, sig.join("+"))
 }
 
 /// The interference matrices of the mixes (the plan's `Mix` forms): per mix, mode and data

@@ -5,7 +5,7 @@ use colloc_plan::{Plan, PlannedWorkload};
 use colloc_trace::manifest::{self, Problem};
 
 use crate::model::{PendingWorkload, Results, Timeline, WorkloadResult};
-use crate::{aggregate, load, per_run, provenance};
+use crate::{aggregate, load, per_run, protocols, provenance};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -107,6 +107,12 @@ pub fn analyse(campaign_dir: &Path, plan: Option<&Plan>) -> Result<Results> {
     let workload_results = aggregate::workload_results(&results, &workloads)?;
     let comparisons = aggregate::comparisons(&workload_results);
     let interference = aggregate::interference(&workload_results);
+    let mut run_protocols: BTreeMap<String, protocols::RunProtocol> = BTreeMap::new();
+    for r in &runs {
+        let name = r.meta.protocol.get("name").and_then(|n| n.as_str()).unwrap_or_default().to_string();
+        run_protocols.entry(r.workload.id.clone()).or_insert((name, r.meta.whole_epochs()));
+    }
+    let protocol_validation = protocols::validation(&workload_results, &run_protocols);
 
     // One timeline per workload of the timeline role: its lowest repetition.
     timelines.sort_by(|a, b| (&a.0.id, a.2, &a.1).cmp(&(&b.0.id, b.2, &b.1)));
@@ -138,6 +144,7 @@ pub fn analyse(campaign_dir: &Path, plan: Option<&Plan>) -> Result<Results> {
         interference,
         pending: Vec::new(),
         target: plan.map(|p| p.gpu.clone()),
+        protocol_validation,
     };
     if let Some(plan) = plan {
         against_plan(&mut results, &plan.workloads);

@@ -36,6 +36,7 @@ mod frames;
 mod load;
 mod model;
 mod per_run;
+mod protocols;
 mod provenance;
 mod stats;
 #[cfg(feature = "testkit")]
@@ -48,7 +49,8 @@ pub use crate::{
     },
     model::{
         brief_reason, Baseline, BaselineHost, BaselineStats, GpuTarget, HostBaseline, InterferenceCell, JobRun,
-        JobStats, MixClass, ModeComparison, PendingWorkload, PlannedJobInfo, Provenance, Results, RunResult, Stats,
-        ThroughputCi, Timeline, TimelinePoint, Utilisation, Window, WorkloadForm, WorkloadResult, WorkloadStats,
+        JobStats, MixClass, ModeComparison, PendingWorkload, PlannedJobInfo, ProtocolValidation, Provenance, Results,
+        RunResult, Stats, ThroughputCi, Timeline, TimelinePoint, Utilisation, Window, WorkloadForm, WorkloadResult,
+        WorkloadStats, PROTOCOL_GOAL,
     },
 };

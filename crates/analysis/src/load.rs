@@ -107,8 +107,8 @@ fn check_meta(meta: &RunMeta, workload: &PlannedWorkload, dir_name: &str) -> Res
     Ok(())
 }
 
-/// The jobs of a run speak one protocol version; an ok run of version 2 has its common
-/// window's end in `meta.json`.
+/// The jobs of a run speak one protocol version; an ok run of version 2 under a window
+/// protocol has its common window's end in `meta.json` (whole epochs have no window).
 fn check_versions(meta: &RunMeta, events: &[Vec<Event>]) -> Result<(), String> {
     let versions: Vec<(usize, u32)> =
         events.iter().enumerate().filter(|(_, e)| !e.is_empty()).map(|(i, e)| (i, log_protocol_version(e))).collect();
@@ -120,7 +120,7 @@ fn check_versions(meta: &RunMeta, events: &[Vec<Event>]) -> Result<(), String> {
         ));
     }
     let v2 = versions.first().is_some_and(|(_, v)| *v >= 2);
-    if meta.status == RunStatus::Ok && v2 && meta.window_end_mono.is_none() {
+    if meta.status == RunStatus::Ok && v2 && meta.window_end_mono.is_none() && !meta.whole_epochs() {
         return Err(format!(
             "{}: status ok without a `window_end_mono`, but the jobs speak protocol version 2 (its runner ends the common window there)",
             layout::META

@@ -38,6 +38,45 @@ pub struct Results {
     /// The GPU the campaign's plan targets (when analysed with the plan).
     #[serde(default)]
     pub target: Option<GpuTarget>,
+    /// Workloads measured under a window protocol and again under whole epochs, side by
+    /// side (empty, and absent from the JSON, unless the campaign has both).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub protocol_validation: Vec<ProtocolValidation>,
+}
+
+/// How close a window protocol's numbers must come to whole epochs' (relative): the goal
+/// of the protocol validation.
+pub const PROTOCOL_GOAL: f64 = 0.03;
+
+/// One workload under a window protocol (`quick`) and under whole epochs: the medians over
+/// their repetitions, and each difference as window / epochs − 1.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProtocolValidation {
+    /// The workload under the window protocol, and its twin under whole epochs.
+    pub window_id: String,
+    pub epochs_id: String,
+    pub experiment: u32,
+    pub label: String,
+    pub mode: Mode,
+    pub layout: String,
+    pub data: String,
+    pub n_jobs: usize,
+    pub window_protocol: String,
+    pub epoch_protocol: String,
+    /// Repetitions with an aggregate ratio under each protocol.
+    pub window_runs: u32,
+    pub epoch_runs: u32,
+    /// Aggregate ratio (STP), the median over repetitions.
+    pub window_ratio: Option<f64>,
+    pub epoch_ratio: Option<f64>,
+    pub ratio_difference: Option<f64>,
+    /// Per-job epoch time (the dataset's training images over the job's throughput: in the
+    /// common window; over the epochs after the first), the median over jobs and repetitions.
+    pub window_epoch_seconds: Option<f64>,
+    pub epoch_epoch_seconds: Option<f64>,
+    pub epoch_seconds_difference: Option<f64>,
+    /// Both differences within ±[`PROTOCOL_GOAL`]; `None` when one is missing.
+    pub within_goal: Option<bool>,
 }
 
 /// One cell of an interference matrix: how fast the jobs of one class of a mix train beside
@@ -498,6 +537,10 @@ pub struct WorkloadResult {
     pub plan_reason: Option<String>,
     /// Same jobs and data, any mode: the key of [`ModeComparison`].
     pub config: String,
+    /// The protocol of the campaign part that named its own (the id's `~<protocol>`);
+    /// empty, and absent from the JSON, under the campaign's.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub own_protocol: String,
     pub jobs: Vec<PlannedJobInfo>,
     pub repetitions_planned: u32,
     /// Runs counted per status (superseded attempts left out).
@@ -607,6 +650,10 @@ pub struct Baseline {
     pub dataset: String,
     pub batch_size: u32,
     pub data: String,
+    /// The protocol of a campaign part that names its own (the workloads' `~<protocol>`);
+    /// empty, and absent from the JSON, under the campaign's.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub protocol: String,
     /// `exclusive`, or `naive` with one job when the campaign has no exclusive run of it.
     pub mode: Mode,
     pub workload_ids: Vec<String>,

@@ -66,6 +66,15 @@ pub(crate) fn analyse_run(run: &RunData, want_timeline: bool) -> Result<RunAnaly
         result.jobs = jobs;
         return Ok(RunAnalysis { result, timeline: None });
     }
+    if m.whole_epochs() {
+        epoch_throughputs(run, &mut jobs, &mut notes);
+        if jobs.iter().all(|j| j.throughput.is_some()) {
+            result.aggregate_throughput = Some(jobs.iter().filter_map(|j| j.throughput).sum());
+        }
+        result.jobs = jobs;
+        result.notes = notes;
+        return Ok(RunAnalysis { result, timeline: None });
+    }
 
     let v2 = result.protocol_version >= 2;
     let window = if v2 { runner_window(m, &mut notes) } else { common_window(&run.events, &mut notes) }
@@ -133,6 +142,38 @@ pub(crate) fn analyse_run(run: &RunData, want_timeline: bool) -> Result<RunAnaly
     result.jobs = jobs;
     result.notes = notes;
     Ok(RunAnalysis { result, timeline })
+}
+
+/// Whole epochs (no common window): each job's throughput from its `epoch_end` events, the
+/// images over the training seconds (validation left out) of its epochs after the first
+/// (which carries the start-up: cuDNN autotuning, the loader's first fill), or of its only
+/// one; collocated jobs are measured each over its own epochs, which need not coincide.
+fn epoch_throughputs(run: &RunData, jobs: &mut [JobRun], notes: &mut Vec<String>) {
+    for (i, job) in jobs.iter_mut().enumerate() {
+        let epochs: Vec<(f64, f64)> = run
+            .events
+            .get(i)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+            .iter()
+            .filter_map(|e| match e.body {
+                EventBody::EpochEnd { images, train_seconds, .. } if images > 0 && train_seconds > 0.0 => {
+                    Some((images as f64, train_seconds))
+                }
+                _ => None,
+            })
+            .collect();
+        let steady = if epochs.len() >= 2 { &epochs[1..] } else { &epochs[..] };
+        let (images, seconds) = steady.iter().fold((0.0, 0.0), |(a, b), (i, s)| (a + i, b + s));
+        if images > 0.0 && seconds > 0.0 {
+            let tp = images / seconds;
+            job.throughput = Some(tp);
+            let train = run.workload.jobs[i].data.train_count as f64;
+            job.epoch_seconds = (train > 0.0).then(|| train / tp);
+        } else {
+            notes.push(format!("job {i}: no whole epoch in its events"));
+        }
+    }
 }
 
 /// The job's record without window measurements: failure, epochs, PyTorch memory.

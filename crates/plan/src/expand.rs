@@ -38,6 +38,25 @@ pub fn plan_project_campaign(project: &Project, campaign: &str, gpu: Option<&str
     let mut seen = BTreeSet::new();
     let mut diags = Vec::new();
     for part in &c.parts {
+        // The part's own protocol, when it names another than the campaign's.
+        let own = match &part.protocol {
+            Some(p) if p.value != protocol.name => match project.spec.protocols.get(&p.value) {
+                Some(own) => Some(own),
+                None => {
+                    let (f, t) = &project.artifact_file;
+                    let known: Vec<&str> = project.spec.protocols.keys().map(String::as_str).collect();
+                    diags.push(Diagnostic::spanned(
+                        f,
+                        t,
+                        p,
+                        format!("unknown protocol `{}` for a part; expected one of: {}", p.value, known.join(", ")),
+                    ));
+                    continue;
+                }
+            },
+            _ => None,
+        };
+        let part_protocol = own.unwrap_or(protocol);
         let repetitions = match &part.repetitions {
             Some(r) if r.value == 0 => {
                 let (f, t) = &project.artifact_file;
@@ -46,9 +65,13 @@ pub fn plan_project_campaign(project: &Project, campaign: &str, gpu: Option<&str
             }
             r => r.as_ref().map(|r| r.value),
         };
-        for mut w in select(project, part, gpu, protocol, &mut diags) {
+        for mut w in select(project, part, gpu, part_protocol, &mut diags) {
             if let Some(r) = repetitions {
                 w.repetitions = r;
+            }
+            if let Some(own) = own {
+                w.id.push_str(&ids::protocol_suffix(&own.name));
+                w.protocol = Some(protocol_plan(own, 0.0));
             }
             if !seen.insert(w.id.clone()) {
                 diags.push(project_diag(
@@ -100,6 +123,8 @@ pub fn plan_all(project: &Project, gpu: &str, protocol: &str) -> Result<Plan, Di
         data: None,
         mig_stand_in: false,
         repetitions: None,
+        protocol: None,
+        data_fraction: None,
     };
     let mut diags = Vec::new();
     let mut workloads = Vec::new();
@@ -235,7 +260,7 @@ fn plan_workload(
             mig_class: j.mig.as_ref().filter(|_| uses_mig).map(|(s, _)| class_of(s)),
             mps_limits: (mode == Mode::MpsLimited).then(|| prof.map(|p| mps_limits(gpu, p))).flatten(),
             mig_slice: prof.map(mig_slice),
-            data: job_data(ds, source_of(ds), protocol),
+            data: job_data(ds, source_of(ds), part.data_fraction.as_ref().map_or(protocol.data_fraction, |f| f.value)),
             training: training(&j.training, j.batch_size, model.input_size),
         });
     }
@@ -259,6 +284,7 @@ fn plan_workload(
         radt: w.radt.map(|n| RadtRef { experiment: w.experiment, workload: n }),
         estimated_seconds: 0.0,
         jobs,
+        protocol: None,
     };
     pw.estimated_seconds = if pw.feasible { estimate::workload_seconds(&pw, &target(gpu), protocol) } else { 0.0 };
     Some(pw)
@@ -337,8 +363,9 @@ fn data_source(s: Source) -> DataSource {
     }
 }
 
-fn job_data(ds: &Dataset, source: Source, protocol: &Protocol) -> JobData {
-    let fraction = if source == Source::Generated { protocol.data_fraction } else { 1.0 };
+/// A job's data; `fraction`, the share of a generated set's counts, applies to generated data only.
+fn job_data(ds: &Dataset, source: Source, fraction: f64) -> JobData {
+    let fraction = if source == Source::Generated { fraction } else { 1.0 };
     JobData {
         source: data_source(source),
         name: ds.name.clone(),
@@ -391,8 +418,57 @@ fn finish(
     campaign: Option<String>,
     gpu: &GpuTable,
     protocol: &Protocol,
-    workloads: Vec<PlannedWorkload>,
+    mut workloads: Vec<PlannedWorkload>,
 ) -> Plan {
+    // Each protocol's default timeout counts the longest workload under it.
+    let longest = |name: Option<&str>| {
+        workloads
+            .iter()
+            .filter(|w| w.protocol.as_ref().map(|p| p.name.as_str()) == name)
+            .map(|w| w.estimated_seconds)
+            .fold(0.0, f64::max)
+    };
+    let own: Vec<(String, f64)> = workloads
+        .iter()
+        .filter_map(|w| w.protocol.as_ref().map(|p| p.name.clone()))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .map(|n| {
+            let l = longest(Some(&n));
+            (n, l)
+        })
+        .collect();
+    let plan_protocol = protocol_plan(protocol, longest(None));
+    for w in &mut workloads {
+        if let Some(p) = &mut w.protocol {
+            if let (Some(spec), Some((_, l))) =
+                (project.spec.protocols.get(&p.name), own.iter().find(|(n, _)| *n == p.name))
+            {
+                *p = protocol_plan(spec, *l);
+            }
+        }
+    }
+    let totals = Totals {
+        workloads: workloads.len(),
+        jobs: workloads.iter().map(|w| w.jobs.len()).sum(),
+        infeasible: workloads.iter().filter(|w| !w.feasible).count(),
+        runs: workloads.iter().map(|w| w.repetitions as usize).sum(),
+        estimated_gpu_seconds: workloads.iter().map(|w| w.estimated_seconds * w.repetitions as f64).sum(),
+    };
+    Plan {
+        plan_version: PLAN_VERSION,
+        campaign,
+        gpu: target(gpu),
+        protocol: plan_protocol,
+        workloads,
+        totals,
+        spec_hash: spec_hash(project),
+    }
+}
+
+/// A protocol as the plan carries it; without its own timeout, three times the longest
+/// workload under it (`longest` seconds) plus ten minutes.
+fn protocol_plan(protocol: &Protocol, longest: f64) -> ProtocolPlan {
     let kind = match protocol.kind {
         SpecProtocolKind::Epochs { epochs } => ProtocolKind::Paper { epochs, sample_every: protocol.sample_every },
         SpecProtocolKind::Window {
@@ -410,26 +486,10 @@ fn finish(
             max_window_seconds,
         },
     };
-    let longest = workloads.iter().map(|w| w.estimated_seconds).fold(0.0, f64::max);
-    let totals = Totals {
-        workloads: workloads.len(),
-        jobs: workloads.iter().map(|w| w.jobs.len()).sum(),
-        infeasible: workloads.iter().filter(|w| !w.feasible).count(),
-        runs: workloads.iter().map(|w| w.repetitions as usize).sum(),
-        estimated_gpu_seconds: workloads.iter().map(|w| w.estimated_seconds * w.repetitions as f64).sum(),
-    };
-    Plan {
-        plan_version: PLAN_VERSION,
-        campaign,
-        gpu: target(gpu),
-        protocol: ProtocolPlan {
-            name: protocol.name.clone(),
-            kind,
-            timeout_seconds: protocol.timeout_seconds.unwrap_or((3.0 * longest + 600.0).round()),
-        },
-        workloads,
-        totals,
-        spec_hash: spec_hash(project),
+    ProtocolPlan {
+        name: protocol.name.clone(),
+        kind,
+        timeout_seconds: protocol.timeout_seconds.unwrap_or((3.0 * longest + 600.0).round()),
     }
 }
 

@@ -29,9 +29,14 @@ impl Plan {
         serde_json::from_str(&text).with_context(|| format!("{}: not a plan", path.display()))
     }
 
+    /// The protocol `w` runs under: its own when its campaign part names one, else the plan's.
+    pub fn protocol_of<'a>(&'a self, w: &'a PlannedWorkload) -> &'a ProtocolPlan {
+        w.protocol.as_ref().unwrap_or(&self.protocol)
+    }
+
     /// The workload whose runs job `job` of `w` is normalised by: the same model, dataset,
-    /// batch size and data source alone on the whole GPU (`exclusive`, else one job under
-    /// `naive`). `None` when the plan has none.
+    /// batch size, data source and protocol alone on the whole GPU (`exclusive`, else one
+    /// job under `naive`). `None` when the plan has none.
     pub fn baseline_of(&self, w: &PlannedWorkload, job: usize) -> Option<&PlannedWorkload> {
         let key = w.baseline_key(job)?;
         [Mode::Exclusive, Mode::Naive].into_iter().find_map(|mode| {
@@ -44,10 +49,15 @@ impl Plan {
 
 impl PlannedWorkload {
     /// What identifies "the same model alone" for job `job`: (model, dataset, batch size,
-    /// data source).
-    pub fn baseline_key(&self, job: usize) -> Option<(String, String, u32, String)> {
+    /// data source, own protocol: empty under the plan's).
+    pub fn baseline_key(&self, job: usize) -> Option<(String, String, u32, String, String)> {
         let j = self.jobs.get(job)?;
-        Some((j.model.clone(), j.dataset.clone(), j.batch_size, self.data.clone()))
+        Some((j.model.clone(), j.dataset.clone(), j.batch_size, self.data.clone(), self.own_protocol().to_string()))
+    }
+
+    /// The name of the workload's own protocol (its part's), empty under the plan's.
+    pub fn own_protocol(&self) -> &str {
+        self.protocol.as_ref().map_or("", |p| p.name.as_str())
     }
 
     /// Its runs are baselines: one job alone on the whole GPU (`exclusive` or `naive`).
@@ -101,6 +111,11 @@ pub struct PlannedWorkload {
     /// Estimated seconds of GPU time per repetition under the protocol.
     pub estimated_seconds: f64,
     pub jobs: Vec<PlannedJob>,
+    /// The workload's own protocol, when its campaign part names another than the
+    /// campaign's (its id then ends in `~<protocol>`); absent: the plan's `protocol`. Read it
+    /// through [`Plan::protocol_of`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<ProtocolPlan>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -287,6 +287,7 @@ mod tests {
             radt: None,
             estimated_seconds: 10.0,
             jobs,
+            protocol: None,
         }
     }
 

@@ -9,6 +9,14 @@ fn root() -> PathBuf {
 
 /// A copy of the project's spec with `artifact.yaml` edited by `edit`.
 fn project_with(edit: impl Fn(&str) -> String) -> (tempfile::TempDir, colloc_spec::Project) {
+    let (d, p) = load_with(edit);
+    (d, p.unwrap_or_else(|e| panic!("{e}")))
+}
+
+/// As [`project_with`], the loading's diagnostics kept.
+fn load_with(
+    edit: impl Fn(&str) -> String,
+) -> (tempfile::TempDir, Result<colloc_spec::Project, colloc_spec::Diagnostics>) {
     let d = tempfile::tempdir().unwrap();
     let copy = |from: &Path, to: &Path| {
         std::fs::create_dir_all(to).unwrap();
@@ -25,7 +33,7 @@ fn project_with(edit: impl Fn(&str) -> String) -> (tempfile::TempDir, colloc_spe
     let edited = edit(&text);
     assert_ne!(edited, text, "the edit changed nothing");
     std::fs::write(d.path().join("artifact.yaml"), edited).unwrap();
-    let p = colloc_spec::load_project(d.path()).unwrap_or_else(|e| panic!("{e}"));
+    let p = colloc_spec::load_project(d.path());
     (d, p)
 }
 
@@ -61,4 +69,92 @@ fn zero_repetitions_is_an_error_at_its_place() {
     let d = err.0.iter().find(|d| d.message.contains("`repetitions` must be at least 1")).expect("the error");
     assert_eq!(d.line, line as u64, "{err}");
     assert!(d.file.ends_with("artifact.yaml"), "{err}");
+}
+
+/// `h200-epochs`: every workload under the campaign's `quick` and again under the part's
+/// `epochs` protocol, the latter's ids ending in `~epochs` and carrying that protocol; both
+/// on the whole generated set; each normalised by the baseline of its own protocol.
+#[test]
+fn a_part_runs_its_workloads_under_its_own_protocol_with_suffixed_ids() {
+    let p = colloc_spec::load_project(&root()).unwrap();
+    let plan = plan_project_campaign(&p, "h200-epochs", None).unwrap();
+    assert_eq!(plan.protocol.name, "quick");
+    let (epochs, quick): (Vec<_>, Vec<_>) = plan.workloads.iter().partition(|w| w.id.ends_with("~epochs"));
+    assert_eq!(epochs.len(), 13, "{:?}", epochs.iter().map(|w| &w.id).collect::<Vec<_>>());
+    assert_eq!(quick.len(), epochs.len());
+    for w in &epochs {
+        let own = w.protocol.as_ref().expect("an epochs workload carries its protocol");
+        assert_eq!(own.name, "epochs");
+        assert!(matches!(own.kind, colloc_plan::ProtocolKind::Paper { epochs: 3, .. }), "{own:?}");
+        assert_eq!(plan.protocol_of(w), own);
+        assert_eq!(colloc_trace::ids::protocol_of_id(&w.id), Some("epochs"));
+        let twin = w.id.strip_suffix("~epochs").unwrap();
+        let q = quick.iter().find(|q| q.id == twin).unwrap_or_else(|| panic!("no quick twin of {}", w.id));
+        assert_eq!((q.mode, q.jobs.len(), q.protocol.as_ref()), (w.mode, w.jobs.len(), None));
+        assert_eq!(plan.protocol_of(q).name, "quick");
+        assert_eq!(q.repetitions, 2, "{}", q.id);
+        assert_eq!(w.repetitions, 1, "{}", w.id);
+        for j in q.jobs.iter().chain(&w.jobs) {
+            assert_eq!((j.data.fraction, j.data.train_count, j.data.val_count), (1.0, 50_000, 10_000), "{}", w.id);
+            assert_eq!(j.data.path.as_deref(), Some(".cache/datasets/cifar10"));
+            assert_eq!(j.training.workers, 4);
+        }
+        let run_id = colloc_trace::ids::run_id(&w.id, 1, 2);
+        assert_eq!(colloc_trace::ids::parse_run_id(&run_id), Some((w.id.as_str(), 1, 2)));
+        let b = plan.baseline_of(w, 0).expect("a baseline");
+        assert_eq!(b.id, "e33-resnet26-cifar10-x1-exclusive@gen~epochs", "{}", w.id);
+        assert_eq!(plan.baseline_of(q, 0).unwrap().id, "e33-resnet26-cifar10-x1-exclusive@gen");
+        assert!(w.estimated_seconds > q.estimated_seconds, "{}", w.id);
+    }
+    // Campaigns without a part protocol: no workload carries one, and the JSON is as before.
+    let shipped = plan_project_campaign(&p, "h200-quick", None).unwrap();
+    assert!(shipped.workloads.iter().all(|w| w.protocol.is_none() && !w.id.contains('~')));
+    let json = serde_json::to_value(&shipped).unwrap();
+    assert!(json["workloads"].as_array().unwrap().iter().all(|w| w.get("protocol").is_none()));
+    // The quick protocol's 5 % cut applies where no part says otherwise.
+    let gen = shipped.workloads.iter().find(|w| w.id.ends_with("@gen")).unwrap();
+    assert_eq!(gen.jobs[0].data.fraction, 0.05);
+}
+
+/// The part that names its own protocol in `h200-epochs`.
+const EPOCHS_PART: &str = "        protocol: epochs\n";
+
+/// Loading artifact.yaml edited by `edit` fails with a diagnostic containing `message` that
+/// points at the one line holding `text`.
+fn error_at(edit: impl Fn(&str) -> String, text: &str, message: &str) {
+    let edited = edit(&std::fs::read_to_string(root().join("artifact.yaml")).unwrap());
+    let line = edited.lines().position(|l| l.trim() == text).expect("the edited line") + 1;
+    let (_d, loaded) = load_with(edit);
+    let Err(err) = loaded else { panic!("the edited project loads") };
+    let diag = err.0.iter().find(|d| d.message.contains(message)).unwrap_or_else(|| panic!("no `{message}` in {err}"));
+    assert_eq!(diag.line, line as u64, "{err}");
+    assert!(diag.file.ends_with("artifact.yaml"), "{err}");
+}
+
+#[test]
+fn an_unknown_part_protocol_is_an_error_at_its_place() {
+    error_at(
+        |t| t.replacen(EPOCHS_PART, "        protocol: epoch9\n", 1),
+        "protocol: epoch9",
+        "unknown protocol `epoch9` for a part; expected one of: epochs, paper, quick",
+    );
+}
+
+#[test]
+fn a_part_data_fraction_out_of_range_is_an_error_at_its_place() {
+    for bad in ["0.0", "1.5", "-0.2"] {
+        error_at(
+            |t| t.replacen("        data_fraction: 1.0\n", &format!("        data_fraction: {bad}\n"), 1),
+            &format!("data_fraction: {bad}"),
+            "`data_fraction` must be in (0, 1]",
+        );
+    }
+}
+
+#[test]
+fn a_part_naming_the_campaign_protocol_changes_nothing() {
+    let (_d, p) = project_with(|t| t.replacen(EPOCHS_PART, "        protocol: quick\n", 1));
+    let err = plan_project_campaign(&p, "h200-epochs", None).unwrap_err();
+    // The two parts now select the same workloads under the same protocol.
+    assert!(err.0.iter().any(|d| d.message.contains("is selected by two parts")), "{err}");
 }

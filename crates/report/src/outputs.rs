@@ -47,10 +47,11 @@ pub struct Output {
     pub bytes: Vec<u8>,
 }
 
-/// Every table, in report order.
+/// Every table, in report order; the protocol validation only for a campaign with the same
+/// workloads under a window protocol and under whole epochs.
 fn all_tables(inputs: &Inputs) -> Vec<tables::Table> {
     let r = inputs.results;
-    vec![
+    let mut all = vec![
         tables::campaign::hardware(r),
         tables::campaign::hosts(r),
         tables::campaign::mig_profiles(r, inputs.paper_gpu, inputs.gpus),
@@ -60,7 +61,9 @@ fn all_tables(inputs: &Inputs) -> Vec<tables::Table> {
         tables::results::mixes(r),
         tables::results::interference(r),
         tables::results::utilisation(r),
-    ]
+    ];
+    all.extend(tables::protocols::validation(r));
+    all
 }
 
 /// Every output file, sorted by path.
@@ -77,7 +80,7 @@ pub fn outputs(inputs: &Inputs, layout: &Layout) -> Result<Vec<Output>> {
         }
     }
     let mut svgs = Vec::new();
-    for f in figures::ALL {
+    for f in figures::for_results(r) {
         let svg = f.svg(r).with_context(|| format!("figure {}", f.id()))?;
         let png = png_bytes(f, r).with_context(|| format!("figure {}", f.id()))?;
         push(format!("{}/{}.svg", layout.figures, f.id()), svg.clone().into_bytes());

@@ -85,7 +85,7 @@ fn job_file(plan: &Plan, w: &PlannedWorkload, run_id: &str, i: usize, events: &P
         batch_size: j.batch_size,
         data: j.data.clone(),
         training: j.training.clone(),
-        protocol: match plan.protocol.kind {
+        protocol: match plan.protocol_of(w).kind {
             ProtocolKind::Paper { epochs, sample_every } => JobProtocol::Paper { epochs, sample_every },
             ProtocolKind::Quick {
                 warmup_steps,
@@ -143,7 +143,7 @@ impl Env<'_> {
             mode: w.mode.as_str().to_string(),
             simulated: self.backend.simulated(),
             workload: serde_json::to_value(w).unwrap_or(serde_json::Value::Null),
-            protocol: serde_json::to_value(&self.plan.protocol).unwrap_or(serde_json::Value::Null),
+            protocol: serde_json::to_value(self.plan.protocol_of(w)).unwrap_or(serde_json::Value::Null),
             gpu: Some({
                 let mut g = self.backend.info();
                 if let Ok(on) = self.backend.mig_enabled_for(w.mode) {
@@ -481,7 +481,7 @@ impl<'a> Run<'a> {
         let grace = env.opts.kill_grace;
         let mut watch = Watch {
             t0: Instant::now(),
-            timeout: env.opts.run_timeout(env.backend.run_seconds(env.plan.protocol.timeout_seconds)),
+            timeout: env.opts.run_timeout(env.backend.run_seconds(env.plan.protocol_of(self.w).timeout_seconds)),
             release_mono: None,
             window_end_mono: None,
             stopped_early: None,
@@ -492,7 +492,7 @@ impl<'a> Run<'a> {
             interrupted: false,
             stopped: Vec::new(),
         };
-        let common_window = matches!(env.plan.protocol.kind, ProtocolKind::Quick { .. });
+        let common_window = matches!(env.plan.protocol_of(self.w).kind, ProtocolKind::Quick { .. });
         let mut stop_sent = false;
         loop {
             for (i, phase, detail, log_it) in jobs.poll() {
@@ -598,7 +598,7 @@ impl<'a> Run<'a> {
                 jobs.jobs.iter().enumerate().find_map(|(i, j)| {
                     j.failure().map(|f| with_stderr(format!("job {i} ({}): {f}", w.jobs[i].model), j))
                 });
-            let quick = matches!(self.env.plan.protocol.kind, ProtocolKind::Quick { .. });
+            let quick = matches!(self.env.plan.protocol_of(w).kind, ProtocolKind::Quick { .. });
             match failing {
                 Some(f) => (RunStatus::Failed, Some(f)),
                 None if quick && watch.window_end_mono.is_none() => {

@@ -737,3 +737,61 @@ fn a_time_budget_stops_before_a_run_that_would_pass_it() {
     assert_eq!(made, ["wl-long-naive.r1"], "{}", s.render());
     assert!(s.stopped.is_none());
 }
+
+/// One campaign, two protocols: `h200-epochs` as planned, its 2 × resnet26 MPS workload
+/// under the campaign's quick protocol and again under the part's `epochs`. Each run gets
+/// its workload's protocol: the quick one a common window, the epochs one 3 whole epochs
+/// over the whole set with validation, no window, and that protocol in its meta.json.
+#[test]
+fn each_workload_runs_under_its_own_protocol() {
+    let d = tempfile::tempdir().unwrap();
+    let mut p = colloc_plan::plan_campaign(&project_root(), "h200-epochs", None).expect("h200-epochs plans");
+    let (quick, epochs) = ("e33-resnet26-cifar10-x2-mps@gen", "e33-resnet26-cifar10-x2-mps@gen~epochs");
+    p.workloads.retain(|w| w.id == quick || w.id == epochs);
+    for w in &mut p.workloads {
+        w.repetitions = 1;
+    }
+    assert_eq!(p.workloads.len(), 2);
+    let s = run_campaign(&p, &sim_options(d.path())).unwrap();
+    assert_eq!(s.count(RunStatus::Ok), 2, "{}", s.render());
+
+    let q = meta(d.path(), &format!("{quick}.r1"));
+    assert!(q.window_end_mono.is_some(), "the quick run has its common window");
+    assert_eq!(q.protocol["name"], "quick");
+    let qrun = d.path().join(format!("runs/{quick}.r1"));
+    assert!(
+        events(&qrun, 0).iter().all(|e| e.body.kind() != "epoch_end"),
+        "an epoch of 50,000 images in a 20 s window"
+    );
+
+    let e = meta(d.path(), &format!("{epochs}.r1"));
+    assert_eq!(e.protocol["name"], "epochs");
+    assert_eq!(e.protocol["kind"], "paper");
+    assert_eq!(e.protocol["epochs"], 3);
+    assert!(e.window_end_mono.is_none(), "no common window under epochs");
+    let erun = d.path().join(format!("runs/{epochs}.r1"));
+    let mut logs = logs_in(&qrun);
+    for j in 0..2 {
+        let ev = events(&erun, j);
+        let ends: Vec<_> = ev
+            .iter()
+            .filter_map(|e| match e.body {
+                EventBody::EpochEnd { images, val_top1, .. } => Some((images, val_top1)),
+                _ => None,
+            })
+            .collect();
+        // The loader drops the last partial batch: 390 batches of 128 of the 50,000 images.
+        assert_eq!(ends.len(), 3, "job {j}: {ends:?}");
+        assert!(ends.iter().all(|(images, top1)| *images == 390 * 128 && top1.is_some()), "job {j}: {ends:?}");
+        assert!(matches!(
+            ev.last().unwrap().body,
+            EventBody::End { reason: colloc_trace::events::EndReason::Completed, .. }
+        ));
+    }
+    logs.extend(logs_in(&erun));
+    if let Some((ok, text)) = validate_events(&logs, false) {
+        assert!(ok, "{text}");
+    }
+    let (ok, text) = sha256sum_check(d.path());
+    assert!(ok, "{text}");
+}

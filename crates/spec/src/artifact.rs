@@ -122,6 +122,17 @@ pub struct PartDecl {
     #[serde(default)]
     #[schemars(with = "Option<u32>")]
     pub repetitions: Option<Spanned<u32>>,
+    /// Protocol of this part's workloads (default: the campaign's). A part under another
+    /// protocol than the campaign's adds `~<protocol>` to its workload ids, so that one
+    /// campaign can hold the same workload under two protocols.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub protocol: Option<Spanned<String>>,
+    /// Share of a generated dataset's counts this part's jobs use, in (0, 1] (default: the
+    /// protocol's `data_fraction`); e.g. 1.0 to read the whole generated set under `quick`.
+    #[serde(default)]
+    #[schemars(with = "Option<f64>")]
+    pub data_fraction: Option<Spanned<f64>>,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -215,6 +226,21 @@ pub(crate) fn check(
             }
         }
         for p in &c.parts {
+            if let Some(pr) = p.protocol.as_ref().filter(|pr| !spec.protocols.contains_key(&pr.value)) {
+                let known: Vec<&str> = spec.protocols.keys().map(String::as_str).collect();
+                diags.push(d(
+                    pr,
+                    format!("unknown protocol `{}` for a part; expected one of: {}", pr.value, known.join(", ")),
+                ));
+            }
+            if let Some(fr) = p.data_fraction.as_ref().filter(|fr| !(fr.value > 0.0 && fr.value <= 1.0)) {
+                diags.push(Diagnostic::spanned(
+                    f,
+                    t,
+                    fr,
+                    format!("`data_fraction` must be in (0, 1], not {}", fr.value),
+                ));
+            }
             for e in &p.experiments {
                 if !spec.experiments.iter().any(|x| x.id == e.value) {
                     diags.push(Diagnostic::spanned(f, t, e, format!("unknown experiment {}", e.value)));

@@ -11,6 +11,8 @@
 //! stand-in      the MPS stand-in of a MIG workload: its last `-mig` becomes `-mpslim`
 //!               (`-mpslim` is appended when the id has no `-mig`)
 //! data suffix   @syn | @gen | @real when a campaign part sets every job's data source
+//! protocol      ~<protocol> after the data suffix when a campaign part runs under another
+//!               protocol than its campaign's (e33-resnet26-cifar10-x7-mps@gen~epoch1)
 //! run id        <workload id>.r<repetition>, with .a<attempt> after the first attempt
 //! ```
 
@@ -69,6 +71,16 @@ pub fn data_suffix(source: DataSource) -> &'static str {
     }
 }
 
+/// The suffix a campaign part's own protocol adds (`~epoch1`).
+pub fn protocol_suffix(protocol: &str) -> String {
+    format!("~{protocol}")
+}
+
+/// The protocol a workload id names with [`protocol_suffix`], if any.
+pub fn protocol_of_id(workload_id: &str) -> Option<&str> {
+    workload_id.rsplit_once('~').map(|(_, p)| p).filter(|p| !p.is_empty())
+}
+
 /// The id of one run of a workload.
 pub fn run_id(workload_id: &str, repetition: u32, attempt: u32) -> String {
     if attempt <= 1 {
@@ -110,11 +122,21 @@ mod tests {
         assert_eq!(stand_in("e33-resnet26-cifar10-x7-mig1g"), "e33-resnet26-cifar10-x7-mpslim1g");
         assert_eq!(stand_in("custom"), "custom-mpslim");
         assert_eq!(data_suffix(DataSource::Generated), "@gen");
+        let own = format!("e33-resnet26-cifar10-x7-mps@gen{}", protocol_suffix("epoch1"));
+        assert_eq!(own, "e33-resnet26-cifar10-x7-mps@gen~epoch1");
+        assert_eq!(protocol_of_id(&own), Some("epoch1"));
+        assert_eq!(protocol_of_id("e33-resnet26-cifar10-x7-mps@gen"), None);
     }
 
     #[test]
     fn run_ids_round_trip() {
-        for (w, r, a) in [("e37-L+M+2S-mps@syn", 1, 1), ("e33-resnet26-cifar10-x1-exclusive", 3, 2), ("x.y", 12, 1)] {
+        for (w, r, a) in [
+            ("e37-L+M+2S-mps@syn", 1, 1),
+            ("e33-resnet26-cifar10-x1-exclusive", 3, 2),
+            ("x.y", 12, 1),
+            ("e33-resnet26-cifar10-x7-mps@gen~epoch1", 2, 3),
+            ("e33-resnet26-cifar10-x1-exclusive@gen~paper.v2", 1, 1),
+        ] {
             assert_eq!(parse_run_id(&run_id(w, r, a)), Some((w, r, a)));
         }
         for bad in ["", "w", "w.r0", "w.r01", ".r1", "w.r1.a1", "w.rx", "w.a2"] {

@@ -74,7 +74,8 @@ pub struct RunMeta {
     pub simulated: bool,
     /// The planned workload (a `colloc_plan::PlannedWorkload`), verbatim.
     pub workload: serde_json::Value,
-    /// The protocol (a `colloc_plan::ProtocolPlan`), verbatim.
+    /// The run's protocol (a `colloc_plan::ProtocolPlan`: its workload's own, else the
+    /// plan's), verbatim.
     pub protocol: serde_json::Value,
     pub gpu: Option<GpuInfo>,
     pub mps: Option<MpsInfo>,
@@ -101,6 +102,13 @@ pub struct RunMeta {
     /// campaign has runs of it from other hosts only; absent for selected runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub added: Option<String>,
+}
+
+impl RunMeta {
+    /// The run's protocol trains whole epochs (`protocol.kind` is `paper`): no common window.
+    pub fn whole_epochs(&self) -> bool {
+        self.protocol.get("kind").and_then(|k| k.as_str()) == Some("paper")
+    }
 }
 
 /// Where a run's time went: seconds between the runner's own marks (monotonic clock), and

@@ -11,6 +11,7 @@ mod heatmap;
 mod lines;
 mod memory;
 mod mixes;
+mod protocols;
 pub(crate) mod style;
 mod timeline;
 mod vs_jobs;
@@ -36,6 +37,18 @@ pub enum Figure {
     Memory,
     Energy,
     DataLoading,
+    /// Only for a campaign with workloads under both a window protocol and whole epochs
+    /// (see [`for_results`]).
+    ProtocolValidation,
+}
+
+/// The figures of `r`: [`ALL`], and the protocol validation when `r` has its pairs.
+pub(crate) fn for_results(r: &Results) -> Vec<Figure> {
+    let mut all = ALL.to_vec();
+    if !r.protocol_validation.is_empty() {
+        all.push(Figure::ProtocolValidation);
+    }
+    all
 }
 
 pub const ALL: [Figure; 8] = [
@@ -65,6 +78,7 @@ impl Figure {
             Figure::Memory => "memory_footprint",
             Figure::Energy => "energy_per_image",
             Figure::DataLoading => "data_loading",
+            Figure::ProtocolValidation => "protocol_validation",
         }
     }
 
@@ -81,6 +95,7 @@ impl Figure {
             Figure::Memory => "Device memory against the GPU's capacity".to_string(),
             Figure::Energy => "Energy per image by mode".to_string(),
             Figure::DataLoading => "Data loading: synthetic vs. generated data".to_string(),
+            Figure::ProtocolValidation => "Protocol validation: the quick window against whole epochs".to_string(),
         }
     }
 
@@ -108,6 +123,7 @@ impl Figure {
             ),
             Figure::Memory => "Peak device memory used in the window per workload; the dashed line is the GPU's memory, crosses mark workloads that ran out of memory.".to_string(),
             Figure::Energy => "The increase of the GPU's total-energy counter over the window divided by the images trained in it, per mode, one panel per model; a cross on the axis marks a job count at which some mode ran out of memory.".to_string(),
+            Figure::ProtocolValidation => "Each workload's aggregate ratio (STP) under the window protocol and under whole epochs (the median over repetitions, bars min–max), in the same campaign on the same host; each label gives the jobs, the mode (lim: MPS-limited, with the MIG slice it stands in for) and the STP difference (window / epochs − 1), ! marking the workloads whose STP or per-job epoch time differ by more than the goal (the table protocol_validation has both).".to_string(),
             Figure::DataLoading => "The same workloads with synthetic data and with generated image files, one row per job count and mode: aggregate throughput (median over repetitions, bars min–max) and the share of its time a job waited for data (median over the jobs, bars min–max).".to_string(),
         }
     }
@@ -117,7 +133,7 @@ impl Figure {
             Figure::AggregateRatio | Figure::EpochTime | Figure::Energy => vs_jobs::panel_rows(r),
             Figure::Utilisation => timeline::panel_rows(r),
             Figure::Memory => memory::panel_rows(r),
-            Figure::Mixes => 1,
+            Figure::Mixes | Figure::ProtocolValidation => 1,
             Figure::DataLoading => return HEADER + LEGEND + data_loading::height(r),
             Figure::Interference => return HEADER + heatmap::height(r),
         };
@@ -143,6 +159,7 @@ impl Figure {
             Figure::Utilisation => timeline::draw(root, body, r),
             Figure::Memory => memory::draw(root, body, r),
             Figure::DataLoading => data_loading::draw(root, body, r),
+            Figure::ProtocolValidation => protocols::draw(root, body, r),
         }
     }
 

@@ -5,6 +5,7 @@ pub(crate) mod campaign;
 pub(crate) mod csv;
 pub(crate) mod latex;
 pub(crate) mod markdown;
+pub(crate) mod protocols;
 pub(crate) mod results;
 
 use crate::format::{Quantity, MISSING};

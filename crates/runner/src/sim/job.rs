@@ -159,6 +159,7 @@ fn default_params(job: &JobFile) -> FakeParams {
             data: job.data.clone(),
             training: job.training.clone(),
         }],
+        protocol: None,
     };
     let s = colloc_plan::perf::model_workload(&gpu, &w);
     let j = &s.jobs[0];

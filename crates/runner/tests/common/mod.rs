@@ -88,6 +88,7 @@ pub fn workload(id: &str, mode: Mode, jobs: Vec<PlannedJob>) -> PlannedWorkload 
         radt: None,
         estimated_seconds: 60.0,
         jobs,
+        protocol: None,
     }
 }
 
