@@ -379,6 +379,10 @@ pub struct RunResult {
     /// having no run of that model alone (a note names it).
     #[serde(default)]
     pub cross_host_baseline: bool,
+    /// A process of no job was on the GPU during the run's measurement (`meta.json` →
+    /// `telemetry.foreign_processes`; a note names it): its numbers are disturbed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub disturbed: bool,
     pub utilisation: Option<Utilisation>,
     /// GPU energy in the window over the images trained in it.
     pub energy_per_image_j: Option<f64>,

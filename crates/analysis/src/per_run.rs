@@ -58,6 +58,7 @@ pub(crate) fn analyse_run(run: &RunData, want_timeline: bool) -> Result<RunAnaly
         aggregate_throughput: None,
         aggregate_ratio: None,
         cross_host_baseline: false,
+        disturbed: false,
         utilisation: None,
         energy_per_image_j: None,
         notes: Vec::new(),
@@ -71,6 +72,8 @@ pub(crate) fn analyse_run(run: &RunData, want_timeline: bool) -> Result<RunAnaly
         if jobs.iter().all(|j| j.throughput.is_some()) {
             result.aggregate_throughput = Some(jobs.iter().filter_map(|j| j.throughput).sum());
         }
+        // Whole epochs: measured from the release to the end.
+        result.disturbed = foreign_processes(m, m.release_mono.unwrap_or(f64::NEG_INFINITY), f64::INFINITY, &mut notes);
         result.jobs = jobs;
         result.notes = notes;
         return Ok(RunAnalysis { result, timeline: None });
@@ -137,6 +140,7 @@ pub(crate) fn analyse_run(run: &RunData, want_timeline: bool) -> Result<RunAnaly
         } else {
             notes.push("no telemetry".to_string());
         }
+        result.disturbed = foreign_processes(m, w.start_mono, w.end_mono, &mut notes);
         result.window = Some(w);
     }
     result.jobs = jobs;
@@ -224,6 +228,39 @@ fn empty_job(run: &RunData, i: usize) -> JobRun {
         measured_over: None,
         failure,
     }
+}
+
+/// Whether a process of no job was on the GPU during `[start, end]` (host monotonic
+/// seconds), as the runner's sampler saw it (`telemetry.foreign_processes`); a note names
+/// each such process.
+fn foreign_processes(m: &colloc_trace::meta::RunMeta, start: f64, end: f64, notes: &mut Vec<String>) -> bool {
+    let mut disturbed = false;
+    for f in &m.telemetry.foreign_processes {
+        if f.first_seen_mono > end || f.last_seen_mono < start {
+            continue;
+        }
+        disturbed = true;
+        let mem = f
+            .gpu_memory_bytes
+            .map(|b| format!(", {:.2} GiB of GPU memory", b as f64 / (1u64 << 30) as f64))
+            .unwrap_or_default();
+        let when = if start.is_finite() {
+            format!(
+                "from {:.2} s to {:.2} s after the window's start",
+                f.first_seen_mono - start,
+                f.last_seen_mono - start
+            )
+        } else {
+            format!("from {:.2} to {:.2} (host monotonic seconds)", f.first_seen_mono, f.last_seen_mono)
+        };
+        notes.push(format!(
+            "a foreign process was on the GPU during the measurement: pid {} ({}{mem}), {when}; \
+             this run's numbers are disturbed",
+            f.pid,
+            f.name.as_deref().unwrap_or("name unknown"),
+        ));
+    }
+    disturbed
 }
 
 /// Protocol 2: the runner's common window `[release_mono, window_end_mono]`.

@@ -472,6 +472,7 @@ fn write_run(
                 BTreeMap::new()
             },
             sampler_cpu_seconds: None,
+            foreign_processes: Vec::new(),
         },
         jobs,
         started_at: started,

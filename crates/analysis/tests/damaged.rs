@@ -473,3 +473,37 @@ fn mutated_runs_never_panic_the_analysis() {
     }
     assert!(refused > iterations / 4, "{refused} refused, {analysed} analysed: the mutations should mostly damage");
 }
+
+/// Not damage, but a run the runner saw disturbed: a foreign process on the GPU during the
+/// window is named in a note and flags the run; one seen only after the window is not.
+#[test]
+fn a_foreign_process_in_the_window_marks_the_run_disturbed() {
+    let foreign = |from: f64, to: f64| {
+        move |run: &Path| {
+            edit_meta(run, |m| {
+                let (start, end) = (m["release_mono"].as_f64().unwrap(), m["window_end_mono"].as_f64().unwrap());
+                let (a, b) = (start + from * (end - start), start + to * (end - start));
+                m["telemetry"]["foreign_processes"] = serde_json::json!([{
+                    "pid": 4242, "name": "python3", "first_seen_mono": a, "last_seen_mono": b,
+                    "gpu_memory_bytes": 3u64 << 30
+                }]);
+            })
+        }
+    };
+    let run_of = |r: &colloc_analysis::Results| r.runs.iter().find(|x| x.run_id == run_id()).unwrap().clone();
+    let (_d, r) = analyse_damaged(foreign(0.5, 2.0));
+    let run = run_of(&r.unwrap());
+    assert!(run.disturbed, "{:?}", run.notes);
+    let note = run.notes.iter().find(|n| n.contains("foreign process")).expect("a note on the foreign process");
+    assert!(note.contains("pid 4242 (python3, 3.00 GiB") && note.contains("disturbed"), "{note}");
+    assert!(run.aggregate_throughput.is_some(), "its numbers are still computed");
+
+    let (_d, r) = analyse_damaged(foreign(1.5, 2.0));
+    let run = run_of(&r.unwrap());
+    assert!(!run.disturbed && !run.notes.iter().any(|n| n.contains("foreign")), "{:?}", run.notes);
+    let (_d, r) = analyse_damaged(|_| {});
+    assert!(!run_of(&r.unwrap()).disturbed);
+
+    let e = refused("meta.json", foreign(0.8, 0.2));
+    assert!(e.contains("last seen at") && e.contains("before it was first seen"), "{e}");
+}

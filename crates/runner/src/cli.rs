@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::options::{ProgressMode, RunOptions};
-use crate::sim::SimOptions;
+use crate::sim::{SimForeign, SimOptions};
 
 /// MIG mode of the simulated GPU.
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -57,6 +57,10 @@ pub struct RunArgs {
     /// With --simulate: run the MPS and MIG commands found on the PATH instead of pretending.
     #[arg(long, requires = "simulate", hide = true)]
     pub sim_exec_mode_commands: bool,
+    /// With --simulate: the simulated driver lists a foreign process (2 GiB) on the GPU from
+    /// 10 simulated seconds after the release, in runs whose id contains RUN_PATTERN.
+    #[arg(long, value_name = "RUN_PATTERN", requires = "simulate", hide = true)]
+    pub sim_foreign_process: Option<String>,
     /// With --simulate: seed of the simulated values.
     #[arg(long, default_value_t = 42, requires = "simulate")]
     pub seed: u64,
@@ -142,6 +146,11 @@ impl RunArgs {
                 exec_mode_commands: self.sim_exec_mode_commands,
                 seed: self.seed,
                 lists_mps_clients: true,
+                foreign_process: self.sim_foreign_process.as_ref().map(|runs| SimForeign {
+                    runs: runs.clone(),
+                    after_seconds: 10.0,
+                    memory_bytes: 2 << 30,
+                }),
             });
             o.job_command = simulated_job()?;
         }

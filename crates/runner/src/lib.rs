@@ -24,4 +24,4 @@ mod trace;
 pub use campaign::{run_campaign, verify_campaign, CampaignSummary, RunOutcome};
 pub use cli::RunArgs;
 pub use options::{ProgressMode, RunOptions, Tools};
-pub use sim::{fake_job, SimOptions};
+pub use sim::{fake_job, SimForeign, SimOptions};

@@ -7,7 +7,8 @@ use colloc_plan::{Mode, Plan, PlannedWorkload, ProtocolKind};
 use colloc_trace::jobfile::{JobFile, JobProtocol};
 use colloc_trace::layout;
 use colloc_trace::meta::{
-    HostInfo, JobPhases, JobRecord, MpsClientCheck, RunMeta, RunPhases, RunStatus, SoftwareInfo, TelemetryInfo,
+    ForeignProcess, HostInfo, JobPhases, JobRecord, MpsClientCheck, RunMeta, RunPhases, RunStatus, SoftwareInfo,
+    TelemetryInfo,
 };
 use std::collections::BTreeMap;
 use std::os::unix::process::ExitStatusExt;
@@ -24,7 +25,7 @@ use crate::options::RunOptions;
 use crate::progress::Progress;
 use crate::provenance;
 use crate::signals;
-use crate::telemetry::{JobState, Report, Sampler, SharedJobs};
+use crate::telemetry::{foreign_warning, JobState, Report, Sampler, SharedJobs};
 use crate::trace::TraceDir;
 
 /// What every run of a campaign shares.
@@ -124,6 +125,7 @@ fn no_telemetry() -> TelemetryInfo {
         source: "off".into(),
         unavailable: BTreeMap::new(),
         sampler_cpu_seconds: None,
+        foreign_processes: Vec::new(),
     }
 }
 
@@ -222,7 +224,11 @@ pub fn execute(env: &Env, req: &Request) -> Result<Outcome> {
     // Telemetry.
     let shared: SharedJobs = Arc::new(Mutex::new(vec![JobState { pid: None, phase: Phase::Setup }; w.jobs.len()]));
     let source = env.backend.telemetry(w, &req.run_id, &applied.mig_devices)?;
-    let sampler = Sampler::start(&run.dir.path, env.opts.telemetry_hz, source, shared.clone())?;
+    let warn = {
+        let (progress, run_id) = (env.progress.clone(), req.run_id.clone());
+        Box::new(move |f: &ForeignProcess| progress.log(&format!("{run_id}: {}", foreign_warning(f))))
+    };
+    let sampler = Sampler::start(&run.dir.path, env.opts.telemetry_hz, source, shared.clone(), warn)?;
 
     // The jobs, released together, watched until they end, stopped when they must be.
     let spawned_mono = colloc_trace::monotonic_seconds();
@@ -649,6 +655,7 @@ impl<'a> Run<'a> {
             source: report.source.clone(),
             unavailable: report.unavailable.clone(),
             sampler_cpu_seconds: Some(report.cpu_seconds),
+            foreign_processes: report.foreign.clone(),
         };
         meta.jobs = jobs
             .jobs

@@ -795,3 +795,40 @@ fn each_workload_runs_under_its_own_protocol() {
     let (ok, text) = sha256sum_check(d.path());
     assert!(ok, "{text}");
 }
+
+/// A process of someone else appears on the GPU during a run: the run goes on and is `ok`,
+/// its `meta.json` lists the process; the run beside it, without one, lists nothing.
+#[test]
+fn a_foreign_process_that_appears_mid_run_is_recorded_and_the_run_goes_on() {
+    let d = tempfile::tempdir().unwrap();
+    let p = plan(vec![
+        workload("wl-disturbed-naive", Mode::Naive, vec![job("resnet26"), job("resnet50")]),
+        workload("wl-quiet-naive", Mode::Naive, vec![job("resnet26"), job("resnet50")]),
+    ]);
+    let mut o = sim_options(d.path());
+    o.telemetry_hz = 50.0;
+    if let Some(s) = o.simulate.as_mut() {
+        s.foreign_process =
+            Some(colloc_runner::SimForeign { runs: "wl-disturbed".into(), after_seconds: 5.0, memory_bytes: 3 << 30 });
+    }
+    let s = run_campaign(&p, &o).unwrap();
+    assert_eq!(s.count(RunStatus::Ok), 2, "{}", s.render());
+
+    let m = meta(d.path(), "wl-disturbed-naive.r1");
+    let (release, stop) = (m.release_mono.unwrap(), m.window_end_mono.unwrap());
+    let f = &m.telemetry.foreign_processes;
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!((f[0].name.as_deref(), f[0].gpu_memory_bytes), (Some("simulated-foreign"), Some(3 << 30)));
+    assert!(!m.jobs.iter().any(|j| j.pid == Some(f[0].pid)));
+    assert!(f[0].first_seen_mono >= release + 0.05 && f[0].first_seen_mono < stop, "{f:?} in [{release}, {stop}]");
+    assert!(f[0].last_seen_mono >= stop, "it stays until the run ends: {f:?}");
+    let text = std::fs::read_to_string(d.path().join("runs/wl-disturbed-naive.r1/meta.json")).unwrap();
+    assert!(text.contains("\"foreign_processes\""), "{text}");
+
+    let m = meta(d.path(), "wl-quiet-naive.r1");
+    assert!(m.telemetry.foreign_processes.is_empty(), "{:?}", m.telemetry.foreign_processes);
+    let text = std::fs::read_to_string(d.path().join("runs/wl-quiet-naive.r1/meta.json")).unwrap();
+    assert!(!text.contains("foreign_processes"), "absent when none was seen");
+    let (ok, text) = sha256sum_check(d.path());
+    assert!(ok, "{text}");
+}

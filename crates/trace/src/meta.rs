@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 /// Reads a run's `meta.json` as the analysis does: JSON of a [`RunMeta`] that is consistent
 /// in itself (what a planned workload adds is checked by its reader): repetition and
 /// attempt ≥ 1, the `run_id` of its workload, repetition and attempt, job records in index
-/// order, monotonic marks finite and ≥ 0, a positive CPU calibration, and for a run that is
+/// order, monotonic marks finite and ≥ 0 (a foreign process's too, last seen not before
+/// first seen), a positive CPU calibration, and for a run that is
 /// `ok` a release and a window that ends after it.
 pub fn read(text: &str) -> Result<RunMeta, String> {
     let meta: RunMeta = serde_json::from_str(text).map_err(|e| format!("not a run's meta.json: {e}"))?;
@@ -34,6 +35,19 @@ fn check(meta: &RunMeta) -> Result<(), String> {
     for (what, v) in [("release_mono", meta.release_mono), ("window_end_mono", meta.window_end_mono)] {
         if let Some(v) = v.filter(|v| !v.is_finite() || *v < 0.0) {
             return Err(format!("`{what}` is {v}, not a finite number ≥ 0"));
+        }
+    }
+    for (k, f) in meta.telemetry.foreign_processes.iter().enumerate() {
+        for (what, v) in [("first_seen_mono", f.first_seen_mono), ("last_seen_mono", f.last_seen_mono)] {
+            if !v.is_finite() || v < 0.0 {
+                return Err(format!("`telemetry.foreign_processes[{k}].{what}` is {v}, not a finite number ≥ 0"));
+            }
+        }
+        if f.last_seen_mono < f.first_seen_mono {
+            return Err(format!(
+                "`telemetry.foreign_processes[{k}]` was last seen at {} before it was first seen at {}",
+                f.last_seen_mono, f.first_seen_mono
+            ));
         }
     }
     if let Some(c) = &meta.host.calibration {
@@ -342,6 +356,26 @@ pub struct TelemetryInfo {
     /// measuring, beside the jobs' own CPU use); absent in traces of older runners.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sampler_cpu_seconds: Option<f64>,
+    /// Processes on the GPU during the run that were neither a job's (its process tree)
+    /// nor the run's MPS server: someone else's work beside the measurement. Absent when
+    /// none was seen (and in traces of older runners).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub foreign_processes: Vec<ForeignProcess>,
+}
+
+/// A process the sampler found on the GPU that belongs to no job of the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ForeignProcess {
+    pub pid: u32,
+    /// Its command name (`/proc/<pid>/comm`), when readable.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The first and the last sample that saw it on the GPU, host monotonic seconds.
+    pub first_seen_mono: f64,
+    pub last_seen_mono: f64,
+    /// The most GPU memory the driver reported for it, when it did.
+    #[serde(default)]
+    pub gpu_memory_bytes: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

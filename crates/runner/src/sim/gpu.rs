@@ -29,11 +29,33 @@ pub struct SimOptions {
     /// Whether the simulated driver can list MPS clients (`false`: as a driver without
     /// `nvmlDeviceGetMPSComputeRunningProcesses`).
     pub lists_mps_clients: bool,
+    /// A foreign process the simulated driver lists on the GPU during some runs.
+    pub foreign_process: Option<SimForeign>,
+}
+
+/// A process of someone else that the simulated driver lists on the GPU, from some time
+/// after the release to the end of the run (pid [`super::telemetry::FOREIGN_PID`], a pid no
+/// host has, named `simulated-foreign`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimForeign {
+    /// Runs whose id contains this (empty: every run).
+    pub runs: String,
+    /// Simulated seconds after the release when it appears.
+    pub after_seconds: f64,
+    /// The GPU memory the driver lists for it.
+    pub memory_bytes: u64,
 }
 
 impl Default for SimOptions {
     fn default() -> Self {
-        SimOptions { time_scale: 0.01, mig_mode: None, exec_mode_commands: false, seed: 42, lists_mps_clients: true }
+        SimOptions {
+            time_scale: 0.01,
+            mig_mode: None,
+            exec_mode_commands: false,
+            seed: 42,
+            lists_mps_clients: true,
+            foreign_process: None,
+        }
     }
 }
 
@@ -154,14 +176,23 @@ impl Backend for SimGpu {
         run_id: &str,
         mig_devices: &[(u32, String)],
     ) -> Result<Box<dyn GpuSource>> {
-        Ok(Box::new(SimSource::new(
-            &self.target,
-            model_workload(&self.target, w),
-            Rng::derive(self.opts.seed, run_id).next_u64(),
-            self.opts.time_scale,
-            mig_devices,
-            &w.jobs.iter().map(|j| j.mig_slice.as_ref().map(|s| s.memory_bytes)).collect::<Vec<_>>(),
-        )))
+        let foreign = self
+            .opts
+            .foreign_process
+            .as_ref()
+            .filter(|f| run_id.contains(&f.runs))
+            .map(|f| (f.after_seconds * self.opts.time_scale, f.memory_bytes));
+        Ok(Box::new(
+            SimSource::new(
+                &self.target,
+                model_workload(&self.target, w),
+                Rng::derive(self.opts.seed, run_id).next_u64(),
+                self.opts.time_scale,
+                mig_devices,
+                &w.jobs.iter().map(|j| j.mig_slice.as_ref().map(|s| s.memory_bytes)).collect::<Vec<_>>(),
+            )
+            .with_foreign(foreign),
+        ))
     }
 
     /// Each job's simulated behaviour, for the simulated job ([`super::job`]).

@@ -11,5 +11,5 @@ mod job;
 mod model;
 mod telemetry;
 
-pub use gpu::{SimGpu, SimOptions};
+pub use gpu::{SimForeign, SimGpu, SimOptions};
 pub use job::main as fake_job;

@@ -22,7 +22,14 @@ pub struct SimSource {
     temperature: f64,
     /// Per job: (GPU-instance id, its memory in bytes) in MIG mode.
     mig: Vec<Option<(u32, u64)>>,
+    /// A foreign process: real seconds after the release when it appears, its memory.
+    foreign: Option<(f64, u64)>,
+    /// The first sample at which a job trained.
+    release_mono: Option<f64>,
 }
+
+/// The pid of the simulated foreign process: above the largest pid Linux gives (2^22).
+pub const FOREIGN_PID: u32 = (1 << 22) + 1;
 
 impl SimSource {
     /// `mig_devices[job]` = GPU-instance id and `mig_memory[job]` its slice's memory in bytes,
@@ -61,7 +68,16 @@ impl SimSource {
             time_scale: if time_scale > 0.0 { time_scale } else { 1.0 },
             temperature: 32.0,
             mig,
+            foreign: None,
+            release_mono: None,
         }
+    }
+
+    /// With a foreign process on the GPU `after` real seconds after the release, holding
+    /// `bytes` of memory.
+    pub fn with_foreign(mut self, foreign: Option<(f64, u64)>) -> SimSource {
+        self.foreign = foreign;
+        self
     }
 
     fn job_memory(&self, i: usize, phase: Phase) -> u64 {
@@ -96,6 +112,9 @@ impl GpuSource for SimSource {
         let dt = self.last_mono.map(|m| (mono - m).max(0.0)).unwrap_or(0.0) / self.time_scale;
         self.last_mono = Some(mono);
         let training = jobs.iter().any(|j| j.phase == Phase::Training);
+        if training && self.release_mono.is_none() {
+            self.release_mono = Some(mono);
+        }
         let busy = jobs.iter().any(|j| j.phase != Phase::Done);
         let activity: f64 = jobs.iter().enumerate().map(|(i, j)| self.job_activity(i, j.phase)).sum::<f64>().min(1.0);
         let mem: u64 = jobs.iter().enumerate().map(|(i, j)| self.job_memory(i, j.phase)).sum::<u64>()
@@ -162,8 +181,15 @@ impl GpuSource for SimSource {
         rows
     }
 
+    /// Only the foreign process, once it has appeared (the jobs' rows are simulated).
     fn process_memory(&mut self, _gaps: &mut Gaps) -> Option<HashMap<u32, Option<u64>>> {
-        None
+        let (after, bytes) = self.foreign?;
+        let release = self.release_mono?;
+        (colloc_trace::monotonic_seconds() - release >= after).then(|| HashMap::from([(FOREIGN_PID, Some(bytes))]))
+    }
+
+    fn process_name(&self, pid: u32) -> Option<String> {
+        (pid == FOREIGN_PID).then(|| "simulated-foreign".to_string())
     }
 
     fn simulated_processes(&mut self, jobs: &[JobState]) -> Option<Vec<Option<ProcRow>>> {

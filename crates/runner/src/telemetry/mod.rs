@@ -6,15 +6,23 @@
 //! rows)` for per-instance rows, `processes.<column>` for `processes.csv.gz`). GPM metrics
 //! compare two samples, so the first row has none. A process row's `cpu_pct` covers the
 //! time since the previous sample (since its start for a new process).
+//!
+//! Each sample also looks for processes on the GPU that are no job's: a pid the driver lists
+//! (compute processes and MPS clients) that is in no job's process tree (now or earlier in
+//! the run) and is not an MPS server (`nvidia-cuda-mps-server`: the run's own; a foreign
+//! daemon stops the run before it starts). Each is reported once in [`Report::foreign`]
+//! with when it was first and last seen and the most GPU memory it held; the run's
+//! `meta.json` lists them under `telemetry.foreign_processes`.
 
 pub mod nvml;
 pub mod procfs;
 
 use anyhow::{Context, Result};
+use colloc_trace::meta::ForeignProcess;
 use colloc_trace::telemetry::{GPU_COLUMNS, PROCESS_COLUMNS};
 use flate2::write::GzEncoder;
 use flate2::Compression;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
@@ -152,6 +160,72 @@ pub trait GpuSource: Send {
     fn simulated_processes(&mut self, _jobs: &[JobState]) -> Option<Vec<Option<ProcRow>>> {
         None
     }
+    /// The command name of a process on the GPU (`/proc/<pid>/comm`).
+    fn process_name(&self, pid: u32) -> Option<String> {
+        procfs::comm(pid)
+    }
+}
+
+/// The command name of MPS servers, which the driver lists among the compute processes.
+pub const MPS_SERVER: &str = "nvidia-cuda-mps-server";
+
+/// The processes on the GPU that are no job's, across the samples of a run.
+#[derive(Debug, Default)]
+pub struct ForeignTracker {
+    /// Every pid seen in a job's process tree during the run (a job's process that has
+    /// exited may stay listed by the driver for a moment).
+    ours: HashSet<u32>,
+    seen: BTreeMap<u32, ForeignProcess>,
+}
+
+impl ForeignTracker {
+    /// Notes the GPU's processes (`on_gpu`: pid → memory) at `mono`, the jobs' pids being
+    /// `ours`; returns those seen for the first time.
+    pub fn observe(
+        &mut self,
+        mono: f64,
+        on_gpu: &HashMap<u32, Option<u64>>,
+        ours: impl IntoIterator<Item = u32>,
+        name_of: &dyn Fn(u32) -> Option<String>,
+    ) -> Vec<ForeignProcess> {
+        self.ours.extend(ours);
+        let mut new = Vec::new();
+        let mut pids: Vec<(&u32, &Option<u64>)> = on_gpu.iter().filter(|(p, _)| !self.ours.contains(p)).collect();
+        pids.sort_by_key(|(p, _)| **p);
+        for (&pid, &mem) in pids {
+            if let Some(f) = self.seen.get_mut(&pid) {
+                f.last_seen_mono = mono;
+                f.gpu_memory_bytes = match (f.gpu_memory_bytes, mem) {
+                    (Some(a), Some(b)) => Some(a.max(b)),
+                    (a, b) => a.or(b),
+                };
+                continue;
+            }
+            let name = name_of(pid);
+            if name.as_deref() == Some(MPS_SERVER) {
+                continue;
+            }
+            let f = ForeignProcess { pid, name, first_seen_mono: mono, last_seen_mono: mono, gpu_memory_bytes: mem };
+            new.push(f.clone());
+            self.seen.insert(pid, f);
+        }
+        new
+    }
+
+    /// Every foreign process seen, by pid.
+    pub fn report(&self) -> Vec<ForeignProcess> {
+        self.seen.values().cloned().collect()
+    }
+}
+
+/// What the progress output says when a foreign process first appears on the GPU.
+pub fn foreign_warning(f: &ForeignProcess) -> String {
+    let mem = f.gpu_memory_bytes.map(|b| format!(", {:.2} GiB", b as f64 / (1u64 << 30) as f64)).unwrap_or_default();
+    format!(
+        "warning: foreign process {} ({}{mem}) appeared on the GPU; this run's numbers are disturbed",
+        f.pid,
+        f.name.as_deref().unwrap_or("?")
+    )
 }
 
 /// What a finished sampler reports.
@@ -164,6 +238,8 @@ pub struct Report {
     /// CPU seconds the sampler thread used, and the seconds it ran.
     pub cpu_seconds: f64,
     pub wall_seconds: f64,
+    /// Processes on the GPU that were no job's, by pid.
+    pub foreign: Vec<ForeignProcess>,
 }
 
 type Gz = GzEncoder<BufWriter<File>>;
@@ -239,19 +315,37 @@ impl Files {
 
 /// Each job's process row: the source's own (simulated) or from `/proc` with the GPU memory
 /// of the tree's processes (`None` in a row when the driver does not say for one of them).
+/// Beside them, the foreign processes first seen in this sample (`tracker`).
 fn process_rows(
     source: &mut dyn GpuSource,
     snapshot: &[JobState],
     gaps: &mut Gaps,
     meter: &mut procfs::CpuMeter,
-) -> Vec<Option<ProcRow>> {
+    tracker: &mut ForeignTracker,
+    mono: f64,
+) -> (Vec<Option<ProcRow>>, Vec<ForeignProcess>) {
+    let roots: Vec<Option<u32>> = snapshot.iter().map(|j| j.pid).collect();
     if let Some(rows) = source.simulated_processes(snapshot) {
-        return rows;
+        // A simulated source lists on the GPU only what is not a simulated job's row.
+        let new = match source.process_memory(gaps) {
+            Some(on_gpu) => {
+                tracker.observe(mono, &on_gpu, roots.iter().flatten().copied(), &|p| source.process_name(p))
+            }
+            None => Vec::new(),
+        };
+        return (rows, new);
     }
     let mem = source.process_memory(gaps);
-    let roots: Vec<Option<u32>> = snapshot.iter().map(|j| j.pid).collect();
-    meter
-        .sample(&roots)
+    let usage = meter.sample(&roots);
+    let new = match &mem {
+        Some(on_gpu) => {
+            let ours =
+                roots.iter().flatten().copied().chain(usage.iter().flatten().flat_map(|u| u.pids.iter().copied()));
+            tracker.observe(mono, on_gpu, ours, &|p| source.process_name(p))
+        }
+        None => Vec::new(),
+    };
+    let rows = usage
         .into_iter()
         .enumerate()
         .map(|(i, u)| {
@@ -273,7 +367,8 @@ fn process_rows(
                 }),
             })
         })
-        .collect()
+        .collect();
+    (rows, new)
 }
 
 /// The running sampler thread. Dropping it stops the thread.
@@ -292,8 +387,15 @@ fn thread_cpu_seconds() -> f64 {
 
 impl Sampler {
     /// Starts sampling into `dir/telemetry.csv.gz` and `dir/processes.csv.gz`; with
-    /// `rate_hz == 0` writes both files with their header only.
-    pub fn start(dir: &Path, rate_hz: f64, source: Box<dyn GpuSource>, jobs: SharedJobs) -> Result<Sampler> {
+    /// `rate_hz == 0` writes both files with their header only. `on_foreign` is told of each
+    /// foreign process when it first appears.
+    pub fn start(
+        dir: &Path,
+        rate_hz: f64,
+        source: Box<dyn GpuSource>,
+        jobs: SharedJobs,
+        on_foreign: Box<dyn FnMut(&ForeignProcess) + Send>,
+    ) -> Result<Sampler> {
         let tpath = dir.join(colloc_trace::layout::TELEMETRY);
         let ppath = dir.join(colloc_trace::layout::PROCESSES);
         let mut files = Files {
@@ -307,6 +409,8 @@ impl Sampler {
             .name("telemetry".into())
             .spawn(move || -> Result<Report> {
                 let mut source = source;
+                let mut on_foreign = on_foreign;
+                let mut tracker = ForeignTracker::default();
                 let cpu0 = thread_cpu_seconds();
                 let t0 = Instant::now();
                 let mut gaps = Gaps::default();
@@ -321,8 +425,12 @@ impl Sampler {
                     let wall = colloc_trace::wall_seconds();
                     let rows = source.sample(&snapshot, &mut gaps);
                     files.gpu_rows(mono, wall, rows, &mut gaps)?;
-                    let rows = process_rows(source.as_mut(), &snapshot, &mut gaps, &mut meter);
+                    let (rows, new) =
+                        process_rows(source.as_mut(), &snapshot, &mut gaps, &mut meter, &mut tracker, mono);
                     files.process_rows(mono, wall, rows, &mut gaps)?;
+                    for f in &new {
+                        on_foreign(f);
+                    }
                     samples += 1;
                     next += period;
                     let now = Instant::now();
@@ -346,6 +454,7 @@ impl Sampler {
                     unavailable: gaps.report(),
                     cpu_seconds: thread_cpu_seconds() - cpu0,
                     wall_seconds: t0.elapsed().as_secs_f64(),
+                    foreign: tracker.report(),
                 })
             })
             .context("cannot start the telemetry thread")?;
@@ -387,6 +496,31 @@ mod tests {
         assert_eq!(r(Num::F(0.0004)), "0");
         assert_eq!(r(Num::F(f64::NAN)), "");
         assert_eq!(r(Num::U(7)), "7");
+    }
+
+    #[test]
+    fn foreign_processes_are_those_of_no_job_and_no_mps_server() {
+        let mut t = ForeignTracker::default();
+        let names = |p: u32| match p {
+            7 => Some(MPS_SERVER.to_string()),
+            9 => Some("python3".to_string()),
+            _ => None,
+        };
+        let gpu = |list: &[(u32, Option<u64>)]| list.iter().copied().collect::<HashMap<_, _>>();
+        // Jobs 100 and 101 (a child); the MPS server 7.
+        assert!(t.observe(1.0, &gpu(&[(100, Some(5)), (101, None), (7, Some(1))]), [100, 101], &names).is_empty());
+        let new = t.observe(2.0, &gpu(&[(100, Some(5)), (9, Some(10)), (7, Some(1))]), [100], &names);
+        assert_eq!(new.len(), 1);
+        assert_eq!((new[0].pid, new[0].name.as_deref(), new[0].first_seen_mono), (9, Some("python3"), 2.0));
+        // Seen again with more memory, then a job's exited child still listed: not foreign.
+        assert!(t.observe(3.0, &gpu(&[(9, Some(30)), (101, Some(2)), (12, None)]), [], &names).len() == 1);
+        assert!(t.observe(4.0, &gpu(&[(9, Some(20))]), [], &names).is_empty());
+        let r = t.report();
+        assert_eq!(r.len(), 2);
+        assert_eq!((r[0].pid, r[0].name.as_deref(), r[0].gpu_memory_bytes), (9, Some("python3"), Some(30)));
+        assert_eq!((r[0].first_seen_mono, r[0].last_seen_mono), (2.0, 4.0));
+        assert_eq!((r[1].pid, r[1].name.as_deref(), r[1].gpu_memory_bytes, r[1].last_seen_mono), (12, None, None, 3.0));
+        assert!(foreign_warning(&r[0]).contains("foreign process 9 (python3"));
     }
 
     #[test]

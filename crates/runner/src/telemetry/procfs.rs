@@ -87,6 +87,14 @@ pub fn env_var(pid: u32, key: &str) -> Option<Option<String>> {
     }))
 }
 
+/// The command name of process `pid` (`/proc/<pid>/comm`); `None` when it is gone or
+/// unreadable.
+pub fn comm(pid: u32) -> Option<String> {
+    let c = fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+    let c = c.trim();
+    (!c.is_empty()).then(|| c.to_string())
+}
+
 /// One job's usage at a sample.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Usage {
@@ -195,6 +203,7 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
         assert_eq!(env_var(pid, "COLLOC_PROCFS_TEST"), Some(Some("pipe-a".into())));
+        assert_eq!(comm(pid).as_deref(), Some("sleep"));
         assert_eq!(env_var(pid, "COLLOC_PROCFS_UNSET"), Some(None));
         child.kill().unwrap();
         // A zombie (killed, not yet reaped) has no environment to speak of.
