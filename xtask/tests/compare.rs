@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{copy_dir, root};
+use common::{copy_dir, root, scale_samples};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -32,37 +32,7 @@ const ALTERED_WORKLOAD: &str = "e33-resnet152-imagenet-x2-naive@syn";
 /// Scales the images of job 0's `sample` events of [`ALTERED_RUN`] by `factor`; with
 /// `manifest`, enters the file's new checksum in `SHA256SUMS`.
 fn scale_one_job(dir: &Path, factor: f64, manifest: bool) {
-    let rel = format!("runs/{ALTERED_RUN}/job-0.events.jsonl");
-    let path = dir.join(&rel);
-    let text = std::fs::read_to_string(&path).unwrap();
-    let mut out = String::new();
-    let mut scaled = 0;
-    for line in text.lines() {
-        let mut v: serde_json::Value = serde_json::from_str(line).unwrap();
-        if v["event"] == "sample" {
-            let images = v["images"].as_f64().unwrap();
-            v["images"] = serde_json::json!((images * factor).round() as u64);
-            scaled += 1;
-            out.push_str(&serde_json::to_string(&v).unwrap());
-        } else {
-            out.push_str(line);
-        }
-        out.push('\n');
-    }
-    assert!(scaled > 0, "no sample events in {rel}");
-    std::fs::write(&path, out).unwrap();
-    if manifest {
-        let sums = dir.join("SHA256SUMS");
-        let sum = colloc_trace::manifest::sha256_file(&path).unwrap();
-        let text = std::fs::read_to_string(&sums).unwrap();
-        let suffix = format!("  {rel}");
-        assert!(text.lines().any(|l| l.ends_with(&suffix)), "{rel} not in SHA256SUMS");
-        let new: String = text
-            .lines()
-            .map(|l| if l.ends_with(&suffix) { format!("{sum}{suffix}\n") } else { format!("{l}\n") })
-            .collect();
-        std::fs::write(&sums, new).unwrap();
-    }
+    scale_samples(dir, &format!("runs/{ALTERED_RUN}/job-0.events.jsonl"), factor, manifest);
 }
 
 /// The CSV rows whose verdict is `v`: their workload ids.

@@ -3,19 +3,13 @@
 
 mod common;
 
-use common::{copy_dir, root};
+use common::copy_of_project;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn project(tmp: &Path) -> PathBuf {
-    let p = tmp.join("project");
-    std::fs::create_dir_all(&p).unwrap();
-    std::fs::copy(root().join("artifact.yaml"), p.join("artifact.yaml")).unwrap();
-    for d in ["experiments", "workloads"] {
-        copy_dir(&root().join(d), &p.join(d));
-    }
-    p
+    copy_of_project(tmp, &["experiments", "workloads"])
 }
 
 /// An `nvidia-smi` that names `gpu` for `--query-gpu=name`.

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{copy_dir, root};
+use common::{root, scale_samples};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -19,14 +19,8 @@ fn smoke(project: &Path, extra: &[&str]) -> Output {
 
 /// What smoke reads of the project: the specs, the shipped traces, the committed outputs.
 fn copy_of_project(tmp: &Path) -> PathBuf {
-    let p = tmp.join("project");
-    std::fs::create_dir_all(&p).unwrap();
-    std::fs::copy(root().join("artifact.yaml"), p.join("artifact.yaml")).unwrap();
-    for d in ["experiments", "figures", "paper", "workloads"] {
-        copy_dir(&root().join(d), &p.join(d));
-    }
-    copy_dir(&root().join("data").join(SHIPPED), &p.join("data").join(SHIPPED));
-    p
+    let shipped = format!("data/{SHIPPED}");
+    common::copy_of_project(tmp, &["experiments", "figures", "paper", "workloads", &shipped])
 }
 
 /// A shipped run whose throughput feeds the tables: job 0's images halved; with
@@ -35,34 +29,7 @@ const ALTERED_RUN: &str = "e33-resnet152-imagenet-x2-naive@syn.r1";
 
 fn alter_one_trace(project: &Path, manifest: bool) {
     let dir = project.join("data").join(SHIPPED);
-    let rel = format!("runs/{ALTERED_RUN}/job-0.events.jsonl");
-    let path = dir.join(&rel);
-    let text = std::fs::read_to_string(&path).unwrap();
-    let mut out = String::new();
-    for line in text.lines() {
-        let mut v: serde_json::Value = serde_json::from_str(line).unwrap();
-        if v["event"] == "sample" {
-            v["images"] = serde_json::json!(v["images"].as_u64().unwrap() / 2);
-            out.push_str(&serde_json::to_string(&v).unwrap());
-        } else {
-            out.push_str(line);
-        }
-        out.push('\n');
-    }
-    assert_ne!(out, text, "no sample events in {rel}");
-    std::fs::write(&path, out).unwrap();
-    if manifest {
-        let sums = dir.join("SHA256SUMS");
-        let sum = colloc_trace::manifest::sha256_file(&path).unwrap();
-        let suffix = format!("  {rel}");
-        let text = std::fs::read_to_string(&sums).unwrap();
-        assert!(text.lines().any(|l| l.ends_with(&suffix)), "{rel} not in SHA256SUMS");
-        let new: String = text
-            .lines()
-            .map(|l| if l.ends_with(&suffix) { format!("{sum}{suffix}\n") } else { format!("{l}\n") })
-            .collect();
-        std::fs::write(&sums, new).unwrap();
-    }
+    scale_samples(&dir, &format!("runs/{ALTERED_RUN}/job-0.events.jsonl"), 0.5, manifest);
 }
 
 /// The result column of the summary's row of `phase`.

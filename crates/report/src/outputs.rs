@@ -94,13 +94,8 @@ pub fn outputs(inputs: &Inputs, layout: &Layout) -> Result<Vec<Output>> {
 }
 
 fn png_bytes(f: figures::Figure, r: &Results) -> Result<Vec<u8>> {
-    use image::ImageEncoder;
     let (w, h, rgb) = f.rgb(r)?;
-    let mut png = Vec::new();
-    image::codecs::png::PngEncoder::new(&mut png)
-        .write_image(&rgb, w, h, image::ColorType::Rgb8)
-        .context("encoding PNG")?;
-    Ok(png)
+    figures::encode_png(w, h, &rgb)
 }
 
 /// Files in generated directories that this renderer produces (by extension).

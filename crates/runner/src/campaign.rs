@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::backend::Backend;
 use crate::leftovers::Leftovers;
 use crate::modes::{busy, mig, mps, MpsDirs};
 use crate::options::RunOptions;
@@ -286,9 +287,9 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
     // Read once; verified below before anything runs (a mismatch stops the campaign).
     let metas = if todo.is_empty() { BTreeMap::new() } else { listed_metas(&dir, &listed) };
     if opts.host_baselines && !todo.is_empty() {
-        // MIG runs on a GPU whose MIG mode is off are skipped: they need no baseline here.
-        let mig_runs = gpu.mig_enabled_for(Mode::Mig).unwrap_or(true);
-        let mut extra = host_baselines(plan, &todo, &metas, gpu.uuid(), mig_runs);
+        // Runs skipped or infeasible here (MIG runs with MIG mode off) need no baseline here.
+        let starts = |w: &colloc_plan::PlannedWorkload| starts_here(w, gpu.as_ref()).unwrap_or(true);
+        let mut extra = host_baselines(plan, &todo, &metas, gpu.uuid(), &starts);
         extra.append(&mut todo);
         todo = extra;
     }
@@ -560,22 +561,27 @@ fn check_versions(
     bail!("{text}\nA campaign is made by one version: run into a new directory, or pass --allow-mixed-versions to add runs anyway");
 }
 
+/// Whether a run of `w` starts jobs on this GPU: feasible, with jobs, and the GPU's MIG mode
+/// as its mode needs (else it is recorded infeasible or skipped at once).
+fn starts_here(w: &colloc_plan::PlannedWorkload, gpu: &dyn Backend) -> Result<bool> {
+    Ok(w.feasible && !w.jobs.is_empty() && (w.mode == Mode::Mig) == gpu.mig_enabled_for(w.mode)?)
+}
+
 /// Runs of the baselines (each model alone) that the selected runs are normalised by and
 /// that the campaign has from other hosts only: one new repetition each, before the
 /// selected runs. A baseline that is itself selected, or has an `ok` run on this GPU
-/// (`uuid`), needs none.
+/// (`uuid`), needs none; nor do runs that will not `starts` here.
 fn host_baselines<'a>(
     plan: &'a Plan,
     todo: &[Todo<'a>],
     metas: &BTreeMap<String, RunMeta>,
     uuid: &str,
-    mig_runs: bool,
+    starts: &dyn Fn(&colloc_plan::PlannedWorkload) -> bool,
 ) -> Vec<Todo<'a>> {
     let selected: BTreeSet<&str> = todo.iter().map(|t| t.workload.id.as_str()).collect();
     // Baseline workload id → the selected workloads that need it.
     let mut needed: BTreeMap<&str, (&colloc_plan::PlannedWorkload, Vec<&str>)> = BTreeMap::new();
-    let runs = |t: &&Todo<'_>| t.workload.feasible && (mig_runs || t.workload.mode != Mode::Mig);
-    for t in todo.iter().filter(|t| !t.workload.is_baseline()).filter(runs) {
+    for t in todo.iter().filter(|t| !t.workload.is_baseline() && starts(t.workload)) {
         for i in 0..t.workload.jobs.len() {
             let Some(b) = plan.baseline_of(t.workload, i) else { continue };
             if selected.contains(b.id.as_str()) || !b.feasible {
@@ -672,9 +678,7 @@ fn run_all(
                 env.progress.log(&why);
             }
         }
-        let will_start = t.workload.feasible
-            && !t.workload.jobs.is_empty()
-            && (t.workload.mode == Mode::Mig) == gpu.mig_enabled_for(t.workload.mode)?;
+        let will_start = starts_here(t.workload, gpu)?;
         if let Some(budget) = opts.time_budget.filter(|_| will_start) {
             let used = started.elapsed().as_secs_f64();
             let needs = t.workload.estimated_seconds * crate::options::BUDGET_MARGIN;

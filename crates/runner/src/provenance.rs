@@ -43,8 +43,8 @@ pub fn host_info() -> HostInfo {
 /// (`workloads/train.py`, …); empty when the command runs no Python script.
 pub fn workload_files(job_command: &[String]) -> std::collections::BTreeMap<String, String> {
     let mut out = std::collections::BTreeMap::new();
-    let Some(script) = job_command.iter().find(|a| a.ends_with(".py")) else { return out };
-    let script = Path::new(script);
+    let Some(at) = script_position(job_command) else { return out };
+    let script = Path::new(&job_command[at]);
     let dir = script.parent().unwrap_or(Path::new(""));
     let shown =
         |name: &str| if dir.as_os_str().is_empty() { name.to_string() } else { format!("{}/{name}", dir.display()) };
@@ -61,13 +61,18 @@ pub fn workload_files(job_command: &[String]) -> std::collections::BTreeMap<Stri
     out
 }
 
+/// Where the job command names its Python script: its first argument ending in `.py`.
+fn script_position(job_command: &[String]) -> Option<usize> {
+    job_command.iter().position(|a| a.ends_with(".py"))
+}
+
 /// The training program's environment check: `envcheck.py` beside the job command's script,
 /// run by the command's interpreter (what precedes the script, e.g. `python3`) against the
 /// `environment.lock` beside it. `None` when the command runs no Python script or its
 /// directory holds no check (the simulated job); `error` set when the check could not be
 /// made or said nothing readable.
 pub fn environment_check(job_command: &[String]) -> Option<EnvironmentCheck> {
-    let at = job_command.iter().position(|a| a.ends_with(".py"))?;
+    let at = script_position(job_command)?;
     let dir = Path::new(&job_command[at]).parent().unwrap_or(Path::new("")).to_path_buf();
     let script = dir.join("envcheck.py");
     let lock = dir.join("environment.lock");

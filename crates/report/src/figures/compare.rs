@@ -9,7 +9,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::lines::format_tick;
 use super::style::{bold, draw_marker, ensure_fonts, font, Marker, ALERT, GREY, INK, LIGHT, PALETTE};
-use super::{de, legend, Key, HEADER, WIDTH};
+use super::{de, legend, Key, WIDTH};
 use crate::compare::{floor, Comparison, WorkloadRow, WorkloadVerdict, FILE_DATA_FLOOR, SYNTHETIC_FLOOR};
 
 const HEIGHT: u32 = 1000;
@@ -45,7 +45,6 @@ pub fn svg(c: &Comparison) -> Result<String> {
 
 /// The same figure as PNG.
 pub fn png(c: &Comparison) -> Result<Vec<u8>> {
-    use image::ImageEncoder;
     ensure_fonts()?;
     let mut buf = vec![0u8; WIDTH as usize * HEIGHT as usize * 3];
     {
@@ -53,30 +52,15 @@ pub fn png(c: &Comparison) -> Result<Vec<u8>> {
         paint(&root, c)?;
         root.present().map_err(|e| anyhow!("comparison figure: {e}"))?;
     }
-    let mut png = Vec::new();
-    image::codecs::png::PngEncoder::new(&mut png)
-        .write_image(&buf, WIDTH, HEIGHT, image::ColorType::Rgb8)
-        .map_err(|e| anyhow!("encoding the comparison figure as PNG: {e}"))?;
-    Ok(png)
+    super::encode_png(WIDTH, HEIGHT, &buf)
 }
 
 fn paint<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &Comparison) -> Result<()>
 where
     DB::ErrorType: 'static,
 {
-    root.fill(&WHITE).map_err(de)?;
-    let mid = HEADER as i32 / 2;
-    root.draw_text(
-        "New against base: aggregate ratio per workload",
-        &bold(24.0).color(&INK).pos(Pos::new(HPos::Left, VPos::Center)),
-        (20, mid),
-    )
-    .map_err(de)?;
     let simulated = c.base.simulated || c.new.simulated;
-    let right = if simulated { "SIMULATED — not measured".to_string() } else { side_line(c) };
-    let style = if simulated { bold(20.0).color(&ALERT) } else { font(16.0).color(&GREY) };
-    root.draw_text(&right, &style.pos(Pos::new(HPos::Right, VPos::Center)), (WIDTH as i32 - 20, mid)).map_err(de)?;
-    let body = root.split_vertically(HEADER).1;
+    let body = super::header(root, "New against base: aggregate ratio per workload", &side_line(c), simulated)?;
     let (plot, strip) = super::with_legend(&body);
     let pts = points(c);
     if pts.is_empty() {

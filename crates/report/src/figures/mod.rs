@@ -213,18 +213,38 @@ fn frame<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, r: &Res
 where
     DB::ErrorType: 'static,
 {
+    header(root, title, &format!("{} · {}", r.gpu_name(), r.campaign), r.simulated)
+}
+
+/// White background, `title` on the left and `source` on the right of the header, or the
+/// SIMULATED mark instead when `simulated`; returns the area below the header.
+pub(crate) fn header<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    source: &str,
+    simulated: bool,
+) -> Result<DrawingArea<DB, Shift>>
+where
+    DB::ErrorType: 'static,
+{
     root.fill(&WHITE).map_err(de)?;
     let (w, _) = root.dim_in_pixel();
     let mid = HEADER as i32 / 2;
     root.draw_text(title, &bold(26.0).color(&INK).pos(Pos::new(HPos::Left, VPos::Center)), (20, mid)).map_err(de)?;
-    let right = if r.simulated {
-        "SIMULATED — not measured".to_string()
-    } else {
-        format!("{} · {}", r.gpu_name(), r.campaign)
-    };
-    let style = if r.simulated { bold(22.0).color(&ALERT) } else { font(18.0).color(&GREY) };
-    root.draw_text(&right, &style.pos(Pos::new(HPos::Right, VPos::Center)), (w as i32 - 20, mid)).map_err(de)?;
+    let right = if simulated { "SIMULATED — not measured" } else { source };
+    let style = if simulated { bold(22.0).color(&ALERT) } else { font(18.0).color(&GREY) };
+    root.draw_text(right, &style.pos(Pos::new(HPos::Right, VPos::Center)), (w as i32 - 20, mid)).map_err(de)?;
     Ok(root.split_vertically(HEADER).1)
+}
+
+/// RGB pixels as a PNG file.
+pub(crate) fn encode_png(w: u32, h: u32, rgb: &[u8]) -> Result<Vec<u8>> {
+    use image::ImageEncoder;
+    let mut png = Vec::new();
+    image::codecs::png::PngEncoder::new(&mut png)
+        .write_image(rgb, w, h, image::ColorType::Rgb8)
+        .map_err(|e| anyhow!("encoding PNG: {e}"))?;
+    Ok(png)
 }
 
 /// The note that replaces a figure's content when the campaign has no data for it.

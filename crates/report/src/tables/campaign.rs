@@ -272,13 +272,8 @@ pub(crate) fn hardware(results: &Results) -> Table {
 /// Which host (GPU, by its UUID) made which runs, with which version of the runner: one row
 /// per host in the order the hosts were first used, then the runs that name no GPU.
 pub(crate) fn hosts(results: &Results) -> Table {
-    use std::collections::BTreeSet;
-    #[derive(Default)]
-    struct Host<'a> {
-        runs: Vec<&'a colloc_analysis::RunResult>,
-    }
     let mut order: Vec<Option<&str>> = Vec::new();
-    let mut by: BTreeMap<Option<&str>, Host<'_>> = BTreeMap::new();
+    let mut by: BTreeMap<Option<&str>, Vec<&colloc_analysis::RunResult>> = BTreeMap::new();
     let mut runs: Vec<&colloc_analysis::RunResult> = results.runs.iter().collect();
     runs.sort_by(|a, b| a.started_at.cmp(&b.started_at).then_with(|| a.run_id.cmp(&b.run_id)));
     for r in runs {
@@ -286,45 +281,42 @@ pub(crate) fn hosts(results: &Results) -> Table {
         if !by.contains_key(&key) {
             order.push(key);
         }
-        by.entry(key).or_default().runs.push(r);
+        by.entry(key).or_default().push(r);
     }
     // Runs that name no GPU (skipped or infeasible before any GPU was asked) go last.
     order.sort_by_key(|k| k.is_none());
-    let data_of = |r: &colloc_analysis::RunResult| -> String {
-        results.workloads.iter().find(|w| w.id == r.workload_id).map(|w| w.data.clone()).unwrap_or_default()
-    };
+    let data: BTreeMap<&str, &str> = results.workloads.iter().map(|w| (w.id.as_str(), w.data.as_str())).collect();
     let rows = order
         .iter()
         .map(|key| {
-            let h = &by[key];
-            let ok = h.runs.iter().filter(|r| r.status == RunStatus::Ok).count();
+            let runs = &by[key];
+            let ok = runs.iter().filter(|r| r.status == RunStatus::Ok).count();
             let mut statuses: BTreeMap<String, usize> = BTreeMap::new();
-            for r in &h.runs {
+            for r in runs {
                 *statuses.entry(r.status.as_str().to_string()).or_default() += 1;
             }
             let status_text: Vec<String> = statuses.iter().map(|(s, n)| format!("{n} {s}")).collect();
-            let mut data: BTreeMap<String, usize> = BTreeMap::new();
-            for r in h.runs.iter().filter(|r| r.status == RunStatus::Ok) {
-                *data.entry(data_of(r)).or_default() += 1;
+            let mut by_data: BTreeMap<&str, usize> = BTreeMap::new();
+            for r in runs.iter().filter(|r| r.status == RunStatus::Ok) {
+                *by_data.entry(data.get(r.workload_id.as_str()).copied().unwrap_or_default()).or_default() += 1;
             }
-            let data_text: Vec<String> = data.iter().map(|(d, n)| format!("{d} {n}")).collect();
+            let data_text: Vec<String> = by_data.iter().map(|(d, n)| format!("{d} {n}")).collect();
             let workloads: BTreeSet<&str> =
-                h.runs.iter().filter(|r| r.status == RunStatus::Ok).map(|r| r.workload_id.as_str()).collect();
-            let alone = h
-                .runs
+                runs.iter().filter(|r| r.status == RunStatus::Ok).map(|r| r.workload_id.as_str()).collect();
+            let alone = runs
                 .iter()
                 .filter(|r| r.status == RunStatus::Ok && r.mode_applied == "exclusive")
                 .map(|r| r.workload_id.as_str())
                 .collect::<BTreeSet<_>>()
                 .len();
-            let commits: BTreeSet<&str> = h.runs.iter().filter_map(|r| r.git_commit.as_deref()).collect();
-            let mut cpu: Vec<f64> = h.runs.iter().filter_map(|r| r.host_cpu_single_thread_mib_s).collect();
+            let commits: BTreeSet<&str> = runs.iter().filter_map(|r| r.git_commit.as_deref()).collect();
+            let mut cpu: Vec<f64> = runs.iter().filter_map(|r| r.host_cpu_single_thread_mib_s).collect();
             cpu.sort_by(f64::total_cmp);
-            let first = h.runs.iter().map(|r| r.started_at.as_str()).min().unwrap_or_default();
-            let last = h.runs.iter().map(|r| r.ended_at.as_str()).max().unwrap_or_default();
+            let first = runs.iter().map(|r| r.started_at.as_str()).min().unwrap_or_default();
+            let last = runs.iter().map(|r| r.ended_at.as_str()).max().unwrap_or_default();
             vec![
                 Cell::text(key.unwrap_or("none named")),
-                Cell::text(format!("{ok} of {}", h.runs.len())),
+                Cell::text(format!("{ok} of {}", runs.len())),
                 Cell::text(status_text.join(", ")),
                 Cell::text(data_text.join(", ")),
                 Cell::Value(Some(workloads.len() as f64)),
