@@ -236,7 +236,9 @@ fn empty_job(run: &RunData, i: usize) -> JobRun {
 fn foreign_processes(m: &colloc_trace::meta::RunMeta, start: f64, end: f64, notes: &mut Vec<String>) -> bool {
     let mut disturbed = false;
     for f in &m.telemetry.foreign_processes {
-        if f.first_seen_mono > end || f.last_seen_mono < start {
+        // The run's own MPS server, which a runner matching its whole name only recorded
+        // under its 15-byte command name.
+        if f.is_mps_server() || f.first_seen_mono > end || f.last_seen_mono < start {
             continue;
         }
         disturbed = true;

@@ -478,18 +478,19 @@ fn mutated_runs_never_panic_the_analysis() {
 /// window is named in a note and flags the run; one seen only after the window is not.
 #[test]
 fn a_foreign_process_in_the_window_marks_the_run_disturbed() {
-    let foreign = |from: f64, to: f64| {
+    let foreign_named = |name: &'static str, from: f64, to: f64| {
         move |run: &Path| {
             edit_meta(run, |m| {
                 let (start, end) = (m["release_mono"].as_f64().unwrap(), m["window_end_mono"].as_f64().unwrap());
                 let (a, b) = (start + from * (end - start), start + to * (end - start));
                 m["telemetry"]["foreign_processes"] = serde_json::json!([{
-                    "pid": 4242, "name": "python3", "first_seen_mono": a, "last_seen_mono": b,
+                    "pid": 4242, "name": name, "first_seen_mono": a, "last_seen_mono": b,
                     "gpu_memory_bytes": 3u64 << 30
                 }]);
             })
         }
     };
+    let foreign = |from: f64, to: f64| foreign_named("python3", from, to);
     let run_of = |r: &colloc_analysis::Results| r.runs.iter().find(|x| x.run_id == run_id()).unwrap().clone();
     let (_d, r) = analyse_damaged(foreign(0.5, 2.0));
     let run = run_of(&r.unwrap());
@@ -503,6 +504,15 @@ fn a_foreign_process_in_the_window_marks_the_run_disturbed() {
     assert!(!run.disturbed && !run.notes.iter().any(|n| n.contains("foreign")), "{:?}", run.notes);
     let (_d, r) = analyse_damaged(|_| {});
     assert!(!run_of(&r.unwrap()).disturbed);
+    // An MPS server, as a runner matching only its whole name recorded the run's own under
+    // its 15-byte command name: not foreign.
+    for name in ["nvidia-cuda-mps", "nvidia-cuda-mps-server"] {
+        let (_d, r) = analyse_damaged(foreign_named(name, 0.5, 2.0));
+        let run = run_of(&r.unwrap());
+        assert!(!run.disturbed && !run.notes.iter().any(|n| n.contains("foreign")), "{name}: {:?}", run.notes);
+    }
+    let (_d, r) = analyse_damaged(foreign_named("nvidia-cuda", 0.5, 2.0));
+    assert!(run_of(&r.unwrap()).disturbed, "a name that is no MPS server's");
 
     let e = refused("meta.json", foreign(0.8, 0.2));
     assert!(e.contains("last seen at") && e.contains("before it was first seen"), "{e}");

@@ -363,6 +363,26 @@ pub struct TelemetryInfo {
     pub foreign_processes: Vec<ForeignProcess>,
 }
 
+/// The program name of MPS servers, which the driver lists among the compute processes.
+pub const MPS_SERVER: &str = "nvidia-cuda-mps-server";
+
+/// Whether a process's command name (`/proc/<pid>/comm`) is an MPS server's. The kernel
+/// keeps at most 15 bytes of a command name, so an MPS server's reads `nvidia-cuda-mps`;
+/// the whole name (from its command line) counts too.
+pub fn is_mps_server_name(name: &str) -> bool {
+    const COMM_LEN: usize = 15;
+    name == MPS_SERVER || (name.len() == COMM_LEN && MPS_SERVER.starts_with(name))
+}
+
+impl ForeignProcess {
+    /// Whether this is an MPS server: the run's own daemon's, which an `mps` or
+    /// `mps-limited` run starts itself. A runner that matched the server's whole name only
+    /// recorded it under its 15-byte command name; readers of such traces skip it with this.
+    pub fn is_mps_server(&self) -> bool {
+        self.name.as_deref().is_some_and(is_mps_server_name)
+    }
+}
+
 /// A process the sampler found on the GPU that belongs to no job of the run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ForeignProcess {

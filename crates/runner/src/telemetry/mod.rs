@@ -9,8 +9,9 @@
 //!
 //! Each sample also looks for processes on the GPU that are no job's: a pid the driver lists
 //! (compute processes and MPS clients) that is in no job's process tree (now or earlier in
-//! the run) and is not an MPS server (`nvidia-cuda-mps-server`: the run's own; a foreign
-//! daemon stops the run before it starts). Each is reported once in [`Report::foreign`]
+//! the run) and is not an MPS server (`nvidia-cuda-mps-server`, whose command name the
+//! kernel cuts to `nvidia-cuda-mps`: the run's own; a foreign daemon stops the run before
+//! it starts). Each is reported once in [`Report::foreign`]
 //! with when it was first and last seen and the most GPU memory it held; the run's
 //! `meta.json` lists them under `telemetry.foreign_processes`.
 
@@ -166,9 +167,6 @@ pub trait GpuSource: Send {
     }
 }
 
-/// The command name of MPS servers, which the driver lists among the compute processes.
-pub const MPS_SERVER: &str = "nvidia-cuda-mps-server";
-
 /// The processes on the GPU that are no job's, across the samples of a run.
 #[derive(Debug, Default)]
 pub struct ForeignTracker {
@@ -202,7 +200,7 @@ impl ForeignTracker {
                 continue;
             }
             let name = name_of(pid);
-            if name.as_deref() == Some(MPS_SERVER) {
+            if name.as_deref().is_some_and(colloc_trace::meta::is_mps_server_name) {
                 continue;
             }
             let f = ForeignProcess { pid, name, first_seen_mono: mono, last_seen_mono: mono, gpu_memory_bytes: mem };
@@ -502,13 +500,16 @@ mod tests {
     fn foreign_processes_are_those_of_no_job_and_no_mps_server() {
         let mut t = ForeignTracker::default();
         let names = |p: u32| match p {
-            7 => Some(MPS_SERVER.to_string()),
+            // As /proc/<pid>/comm gives it: the kernel keeps 15 bytes of the name.
+            7 => Some("nvidia-cuda-mps".to_string()),
+            8 => Some(colloc_trace::meta::MPS_SERVER.to_string()),
             9 => Some("python3".to_string()),
             _ => None,
         };
         let gpu = |list: &[(u32, Option<u64>)]| list.iter().copied().collect::<HashMap<_, _>>();
-        // Jobs 100 and 101 (a child); the MPS server 7.
-        assert!(t.observe(1.0, &gpu(&[(100, Some(5)), (101, None), (7, Some(1))]), [100, 101], &names).is_empty());
+        // Jobs 100 and 101 (a child); the MPS server 7 (8: named by its command line).
+        let first = gpu(&[(100, Some(5)), (101, None), (7, Some(1)), (8, Some(1))]);
+        assert!(t.observe(1.0, &first, [100, 101], &names).is_empty());
         let new = t.observe(2.0, &gpu(&[(100, Some(5)), (9, Some(10)), (7, Some(1))]), [100], &names);
         assert_eq!(new.len(), 1);
         assert_eq!((new[0].pid, new[0].name.as_deref(), new[0].first_seen_mono), (9, Some("python3"), 2.0));
