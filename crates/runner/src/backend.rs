@@ -18,7 +18,7 @@ pub struct GpuProcess {
 
 /// The GPU of a campaign and how its runs reach it. Read-only: nothing here changes a GPU
 /// setting.
-pub trait Backend {
+pub trait Backend: Send + Sync {
     /// NVML / `nvidia-smi` index.
     fn index(&self) -> u32;
     fn uuid(&self) -> &str;

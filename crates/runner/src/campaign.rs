@@ -2,20 +2,24 @@
 //! what an earlier, killed runner left on the GPU, quarantine of incomplete run directories,
 //! and verification of the runs already in `SHA256SUMS` (a listed run is never modified, so
 //! a corrupted one stops the campaign). Then every selected workload × repetition that has
-//! no run yet, in plan order, one after another; a failed run does not stop the campaign.
+//! no run yet, in plan order, one after another on each GPU; a failed run does not stop the
+//! campaign. On several GPUs (`--gpus`) each GPU has a worker thread that takes the next
+//! workload's runs from a shared queue ([`crate::queue`]) and measures, before them, the
+//! baselines they need on that GPU; one `SHA256SUMS` takes every GPU's runs.
 
 use anyhow::{anyhow, bail, Context, Result};
 use colloc_plan::perf::GIB;
-use colloc_plan::{Mode, Plan};
+use colloc_plan::Plan;
 use colloc_trace::ids;
 use colloc_trace::layout::{self, QUARANTINE_DIR, RUNS_DIR};
 use colloc_trace::manifest::{self, Problem};
 use colloc_trace::meta::{EnvironmentCheck, RunMeta, RunStatus, SoftwareInfo};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fs;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::backend::Backend;
@@ -24,6 +28,7 @@ use crate::modes::{busy, mig, mps, MpsDirs};
 use crate::options::RunOptions;
 use crate::preload::Preload;
 use crate::progress::Progress;
+use crate::queue::{self, starts_here, BaselineBook, Todo};
 use crate::run::{self, Env, Outcome, Request};
 use crate::trace::TMP_PREFIX;
 use crate::{provenance, signals};
@@ -224,9 +229,15 @@ fn clean_leftovers(leftovers: &Leftovers, opts: &RunOptions, dirs: &MpsDirs, pro
     Ok(())
 }
 
-fn mps_dirs(dir: &Path) -> MpsDirs {
+/// The MPS daemon's directories of a campaign on GPU `gpu`: one daemon per GPU, each with
+/// its own pipe directory. A campaign on one GPU keeps the one of a single daemon.
+fn mps_dirs(dir: &Path, gpu: Option<u32>) -> MpsDirs {
     let digest = manifest::sha256_bytes(dir.to_string_lossy().as_bytes());
-    let base = std::env::temp_dir().join(format!("colloc-mps-{}", &digest[..12]));
+    let name = match gpu {
+        None => format!("colloc-mps-{}", &digest[..12]),
+        Some(i) => format!("colloc-mps-{}-gpu{i}", &digest[..12]),
+    };
+    let base = std::env::temp_dir().join(name);
     MpsDirs { pipe: base.join("pipe"), log: base.join("log") }
 }
 
@@ -253,15 +264,6 @@ fn software(plan: &Plan, opts: &RunOptions) -> SoftwareInfo {
     }
 }
 
-struct Todo<'a> {
-    workload: &'a colloc_plan::PlannedWorkload,
-    repetition: u32,
-    attempt: u32,
-    run_id: String,
-    /// Why the runner added it beyond the selection (a baseline on this host).
-    added: Option<String>,
-}
-
 /// Runs a plan's selected workloads into `opts.out`.
 pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
     let started = std::time::Instant::now();
@@ -271,8 +273,10 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
     let _lock = lock(&dir)?;
     signals::install();
 
-    let gpu = opts.backend(&plan.gpu)?;
-    let exec_modes = gpu.executes_mode_commands();
+    let indices = opts.gpu_indices()?;
+    let several = indices.len() > 1;
+    let gpus = indices.iter().map(|&i| opts.backend(i, &plan.gpu)).collect::<Result<Vec<_>>>()?;
+    let exec_modes = gpus[0].executes_mode_commands();
     let campaign = plan
         .campaign
         .clone()
@@ -286,21 +290,23 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
     let mut todo = select(plan, opts, &listed, &mut summary);
     // Read once; verified below before anything runs (a mismatch stops the campaign).
     let metas = if todo.is_empty() { BTreeMap::new() } else { listed_metas(&dir, &listed) };
-    if opts.host_baselines && !todo.is_empty() {
+    let mut book = BaselineBook::new(&metas, &todo);
+    if opts.host_baselines && !todo.is_empty() && !several {
         // Runs skipped or infeasible here (MIG runs with MIG mode off) need no baseline here.
-        let starts = |w: &colloc_plan::PlannedWorkload| starts_here(w, gpu.as_ref()).unwrap_or(true);
-        let mut extra = host_baselines(plan, &todo, &metas, gpu.uuid(), &starts);
+        let gpu = gpus[0].as_ref();
+        let starts = |w: &colloc_plan::PlannedWorkload| starts_here(w, gpu).unwrap_or(true);
+        let mut extra = book.before(plan, &todo, gpu.uuid(), &starts);
         extra.append(&mut todo);
         todo = extra;
     }
-    let estimate: f64 = todo.iter().map(|t| t.workload.estimated_seconds).sum();
+    let estimate: f64 = todo.iter().map(|t| t.workload.estimated_seconds).sum::<f64>() / gpus.len() as f64;
     let progress = Progress::new(opts.progress, todo.len(), estimate);
 
     // State left by earlier runners, then the runs already there.
-    let dirs = mps_dirs(&dir);
+    let dirs: Vec<MpsDirs> = indices.iter().map(|&i| mps_dirs(&dir, several.then_some(i))).collect();
     let leftovers = Arc::new(Leftovers::load(&dir)?);
     if exec_modes {
-        clean_leftovers(&leftovers, opts, &dirs, &progress)?;
+        clean_leftovers(&leftovers, opts, &dirs[0], &progress)?;
     }
     summary.quarantined = quarantine(&dir, &listed)?;
     for (from, to) in &summary.quarantined {
@@ -314,25 +320,33 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
         check_versions(&dir, listed.len(), &metas, &sw, opts.allow_mixed_versions, &progress)?;
     }
 
-    if let Some(total) = gpu.memory_total() {
-        let planned = plan.gpu.memory_gib * GIB;
-        if (total as f64 - planned).abs() > 0.1 * planned {
-            progress.log(&format!(
-                "warning: the plan targets {} ({:.0} GiB) but GPU {} is {} ({:.0} GiB)",
-                plan.gpu.name,
-                plan.gpu.memory_gib,
-                gpu.index(),
-                gpu.name(),
-                total as f64 / GIB
-            ));
+    for gpu in &gpus {
+        if let Some(total) = gpu.memory_total() {
+            let planned = plan.gpu.memory_gib * GIB;
+            if (total as f64 - planned).abs() > 0.1 * planned {
+                progress.log(&format!(
+                    "warning: the plan targets {} ({:.0} GiB) but GPU {} is {} ({:.0} GiB)",
+                    plan.gpu.name,
+                    plan.gpu.memory_gib,
+                    gpu.index(),
+                    gpu.name(),
+                    total as f64 / GIB
+                ));
+            }
         }
     }
+    let names: BTreeSet<&str> = gpus.iter().map(|g| g.name()).collect();
+    if names.len() > 1 {
+        progress.log(&format!(
+            "note: the GPUs are not all one model ({}): each workload's runs stay on one GPU, and each run records its GPU",
+            names.into_iter().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    let on = gpus.iter().map(|g| format!("GPU {} ({}, {})", g.index(), g.name(), g.uuid())).collect::<Vec<_>>();
     progress.log(&format!(
-        "campaign {campaign}: {} run(s) to make on GPU {} ({}, {}), {} already done",
+        "campaign {campaign}: {} run(s) to make on {}, {} already done",
         todo.len(),
-        gpu.index(),
-        gpu.name(),
-        gpu.uuid(),
+        on.join(", "),
         summary.already_done.len()
     ));
 
@@ -348,34 +362,119 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
     for t in todo.iter().filter(|t| t.added.is_some()) {
         progress.log(&format!("added {}: {}", t.run_id, t.added.as_deref().unwrap_or("")));
     }
+    let shared = Shared {
+        total: AtomicUsize::new(todo.len()),
+        units: Mutex::new(queue::units(todo, several)),
+        book: (several && opts.host_baselines).then_some(Mutex::new(book)),
+        made: Mutex::new(Vec::new()),
+        started_runs: AtomicUsize::new(0),
+        stop: AtomicBool::new(false),
+        stopped: Mutex::new(None),
+        interrupted: AtomicBool::new(false),
+        started,
+    };
+    let ours: Vec<PathBuf> = dirs.iter().map(|d| d.pipe.clone()).collect();
+    let results: Vec<Result<f64>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = gpus
+            .iter()
+            .zip(&dirs)
+            .map(|(gpu, mps_dirs)| {
+                let common = Common {
+                    plan,
+                    opts,
+                    dir: &dir,
+                    campaign: &campaign,
+                    progress: &progress,
+                    leftovers: &leftovers,
+                    host: &host,
+                    software: &sw,
+                    shared: &shared,
+                    ours: &ours,
+                    exec_modes,
+                };
+                scope.spawn(move || -> Result<f64> {
+                    let r = gpu_worker(&common, gpu.as_ref(), mps_dirs, several);
+                    if r.is_err() {
+                        common.shared.stop.store(true, Ordering::SeqCst);
+                    }
+                    r
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(anyhow!("a GPU's worker panicked")))).collect()
+    });
+    progress.finish();
+    let mut first_error = None;
+    for r in results {
+        match r {
+            Ok(cpu) => summary.sampler_cpu_seconds += cpu,
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    let made = std::mem::take(&mut *shared.made.lock().unwrap_or_else(|p| p.into_inner()));
+    let left = shared.total.load(Ordering::SeqCst).saturating_sub(made.len());
+    summary.runs = made;
+    summary.interrupted = shared.interrupted.load(Ordering::SeqCst);
+    summary.stopped = shared.stopped.lock().unwrap_or_else(|p| p.into_inner()).take().map(|why| match why {
+        Stop::Budget(text) => format!("time budget: {text}; {left} run(s) left: run again to go on"),
+        Stop::Other(text) => text,
+    });
+    if let Some(e) = first_error {
+        // Like one GPU's campaign: an error stops it, after every GPU's run in progress ended.
+        if summary.runs.is_empty() || !several {
+            return Err(e);
+        }
+        summary.stopped.get_or_insert_with(|| format!("{e:#}"));
+    }
+    Ok(summary)
+}
+
+/// What every GPU's worker is given.
+struct Common<'a> {
+    plan: &'a Plan,
+    opts: &'a RunOptions,
+    dir: &'a Path,
+    campaign: &'a str,
+    progress: &'a Progress,
+    leftovers: &'a Arc<Leftovers>,
+    host: &'a colloc_trace::meta::HostInfo,
+    software: &'a SoftwareInfo,
+    shared: &'a Shared<'a>,
+    /// The pipe directories of the campaign's MPS daemons (one per GPU).
+    ours: &'a [PathBuf],
+    exec_modes: bool,
+}
+
+/// One GPU: its job server (with `--preload`), then its share of the runs.
+fn gpu_worker(c: &Common, gpu: &dyn Backend, mps_dirs: &MpsDirs, several: bool) -> Result<f64> {
+    let progress = if several { c.progress.for_gpu(gpu.index()) } else { c.progress.clone() };
     let mut preload = None;
-    if opts.preload && !todo.is_empty() {
-        let p = Preload::start(&opts.job_command, &opts.job_env, &std::env::temp_dir())?;
+    if c.opts.preload && c.shared.total.load(Ordering::SeqCst) > 0 {
+        let tag = if several { format!("-gpu{}", gpu.index()) } else { String::new() };
+        let p = Preload::start(&c.opts.job_command, &c.opts.job_env, &std::env::temp_dir(), &tag)?;
         progress.log(&format!(
             "job server up: PyTorch and timm imported once in {:.1} s ({:.1} s to serve)",
             p.import_seconds, p.start_seconds
         ));
         preload = Some(p);
     }
-    let job_command = preload.as_ref().map(Preload::job_command).unwrap_or_else(|| opts.job_command.clone());
     let env = Env {
-        plan,
-        opts,
-        backend: gpu.as_ref(),
-        campaign_dir: &dir,
-        campaign: &campaign,
+        plan: c.plan,
+        opts: c.opts,
+        backend: gpu,
+        campaign_dir: c.dir,
+        campaign: c.campaign,
         progress: &progress,
-        leftovers: &leftovers,
-        mps_dirs: &dirs,
-        host: &host,
-        software: &sw,
-        job_command,
+        leftovers: c.leftovers,
+        mps_dirs,
+        host: c.host,
+        software: c.software,
+        job_command: preload.as_ref().map(Preload::job_command).unwrap_or_else(|| c.opts.job_command.clone()),
         preloaded: preload.is_some(),
     };
-    run_all(&env, &todo, exec_modes, &mut summary, preload.as_mut(), started)?;
-    drop(preload);
-    progress.finish();
-    Ok(summary)
+    work(&env, c.shared, c.ours, c.exec_modes, preload.as_mut())
 }
 
 /// An error for an `--only` pattern that selects no run of the plan.
@@ -561,72 +660,6 @@ fn check_versions(
     bail!("{text}\nA campaign is made by one version: run into a new directory, or pass --allow-mixed-versions to add runs anyway");
 }
 
-/// Whether a run of `w` starts jobs on this GPU: feasible, with jobs, and the GPU's MIG mode
-/// as its mode needs (else it is recorded infeasible or skipped at once).
-fn starts_here(w: &colloc_plan::PlannedWorkload, gpu: &dyn Backend) -> Result<bool> {
-    Ok(w.feasible && !w.jobs.is_empty() && (w.mode == Mode::Mig) == gpu.mig_enabled_for(w.mode)?)
-}
-
-/// Runs of the baselines (each model alone) that the selected runs are normalised by and
-/// that the campaign has from other hosts only: one new repetition each, before the
-/// selected runs. A baseline that is itself selected, or has an `ok` run on this GPU
-/// (`uuid`), needs none; nor do runs that will not `starts` here.
-fn host_baselines<'a>(
-    plan: &'a Plan,
-    todo: &[Todo<'a>],
-    metas: &BTreeMap<String, RunMeta>,
-    uuid: &str,
-    starts: &dyn Fn(&colloc_plan::PlannedWorkload) -> bool,
-) -> Vec<Todo<'a>> {
-    let selected: BTreeSet<&str> = todo.iter().map(|t| t.workload.id.as_str()).collect();
-    // Baseline workload id → the selected workloads that need it.
-    let mut needed: BTreeMap<&str, (&colloc_plan::PlannedWorkload, Vec<&str>)> = BTreeMap::new();
-    for t in todo.iter().filter(|t| !t.workload.is_baseline() && starts(t.workload)) {
-        for i in 0..t.workload.jobs.len() {
-            let Some(b) = plan.baseline_of(t.workload, i) else { continue };
-            if selected.contains(b.id.as_str()) || !b.feasible {
-                continue;
-            }
-            let e = needed.entry(b.id.as_str()).or_insert((b, Vec::new()));
-            if !e.1.contains(&t.workload.id.as_str()) {
-                e.1.push(t.workload.id.as_str());
-            }
-        }
-    }
-    let mut out = Vec::new();
-    for (id, (b, users)) in needed {
-        let runs: Vec<(&String, u32)> = metas
-            .keys()
-            .filter_map(|d| ids::parse_run_id(d).filter(|(w, _, _)| *w == id).map(|(_, rep, _)| (d, rep)))
-            .collect();
-        let here = runs
-            .iter()
-            .any(|(d, _)| metas[*d].status == RunStatus::Ok && metas[*d].gpu.as_ref().is_some_and(|g| g.uuid == uuid));
-        if here {
-            continue;
-        }
-        let rep = runs.iter().map(|(_, r)| *r).max().map_or(1, |r| r + 1);
-        let shown: Vec<&str> = users.iter().take(3).copied().collect();
-        let more = if users.len() > 3 { format!(" and {} more", users.len() - 3) } else { String::new() };
-        out.push(Todo {
-            workload: b,
-            repetition: rep,
-            attempt: 1,
-            run_id: ids::run_id(&b.id, rep, 1),
-            added: Some(format!(
-                "the baseline on this host ({uuid}) of {}{more}: the campaign has {}",
-                shown.join(", "),
-                if runs.is_empty() {
-                    "no run of it yet".to_string()
-                } else {
-                    format!("{} run(s) of it, none ok on this host", runs.len())
-                }
-            )),
-        });
-    }
-    out
-}
-
 /// An error when a run listed in the manifest no longer matches it (listed runs are never
 /// modified, so nothing may run).
 fn check_listed_runs(dir: &Path) -> Result<()> {
@@ -655,92 +688,154 @@ fn check_listed_runs(dir: &Path) -> Result<()> {
     );
 }
 
-/// The runs one after another, until all are made or something stops the campaign: a
-/// stop signal, a GPU others use, a teardown that failed.
-fn run_all(
-    env: &Env,
-    todo: &[Todo],
-    exec_modes: bool,
-    summary: &mut CampaignSummary,
-    mut preload: Option<&mut Preload>,
+/// Why the GPUs stopped before the selection's end.
+enum Stop {
+    /// A run could pass the time budget (the text names it; the count of runs left follows).
+    Budget(String),
+    Other(String),
+}
+
+/// What the GPUs of a campaign share while they work.
+struct Shared<'a> {
+    /// The runs to make, in units a GPU takes whole.
+    units: Mutex<VecDeque<Vec<Todo<'a>>>>,
+    /// Runs to make: the selection and the baselines added to it.
+    total: AtomicUsize,
+    /// On several GPUs: which baselines each GPU has (one GPU had its own added up front).
+    book: Option<Mutex<BaselineBook>>,
+    made: Mutex<Vec<RunOutcome>>,
+    /// Runs begun, for the progress's `run N/M`.
+    started_runs: AtomicUsize,
+    /// Every GPU stops after its run in progress.
+    stop: AtomicBool,
+    /// The first reason to stop.
+    stopped: Mutex<Option<Stop>>,
+    interrupted: AtomicBool,
     started: std::time::Instant,
-) -> Result<()> {
-    let (gpu, opts) = (env.backend, env.opts);
-    let total = todo.len();
-    for (k, t) in todo.iter().enumerate() {
-        if signals::interrupted() {
-            summary.interrupted = true;
-            summary.stopped = Some(interrupt_text());
+}
+
+impl Shared<'_> {
+    fn stop_all(&self, why: Stop) {
+        self.stop.store(true, Ordering::SeqCst);
+        self.stopped.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(why);
+    }
+
+    /// Stops this GPU only (the others may still fit theirs in the budget).
+    fn stop_here(&self, why: Stop) {
+        self.stopped.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(why);
+    }
+}
+
+/// One GPU's share of the campaign: units from the queue, their runs one after another,
+/// until none is left or something stops the campaign (a stop signal, a GPU others use, a
+/// teardown that failed; the time budget stops this GPU only). Returns the telemetry
+/// sampler's CPU seconds.
+fn work(
+    env: &Env,
+    shared: &Shared,
+    ours: &[PathBuf],
+    exec_modes: bool,
+    mut preload: Option<&mut Preload>,
+) -> Result<f64> {
+    let (gpu, opts, plan) = (env.backend, env.opts, env.plan);
+    let mut sampler_cpu = 0.0;
+    'units: loop {
+        if shared.stop.load(Ordering::SeqCst) {
             break;
         }
-        if let Some(p) = preload.as_deref_mut() {
-            if let Some(why) = p.ensure_running()? {
-                env.progress.log(&why);
+        let Some(unit) = shared.units.lock().unwrap_or_else(|p| p.into_inner()).pop_front() else { break };
+        let mut runs = match &shared.book {
+            Some(book) => {
+                let starts = |w: &colloc_plan::PlannedWorkload| starts_here(w, gpu).unwrap_or(true);
+                book.lock().unwrap_or_else(|p| p.into_inner()).before(plan, &unit, gpu.uuid(), &starts)
             }
-        }
-        let will_start = starts_here(t.workload, gpu)?;
-        if let Some(budget) = opts.time_budget.filter(|_| will_start) {
-            let used = started.elapsed().as_secs_f64();
-            let needs = t.workload.estimated_seconds * crate::options::BUDGET_MARGIN;
-            if used + needs > budget.as_secs_f64() {
-                summary.stopped = Some(format!(
-                    "time budget: {} (estimated {:.0} s, with the margin {needs:.0} s) could end after the budget of {:.0} s ({used:.0} s used); {} run(s) left: run again to go on",
-                    t.run_id,
-                    t.workload.estimated_seconds,
-                    budget.as_secs_f64(),
-                    total - k
-                ));
-                break;
-            }
-        }
-        if will_start && !opts.allow_busy_gpu && exec_modes {
-            let patience = if summary.runs.is_empty() { Duration::ZERO } else { Duration::from_secs(10) };
-            let why = busy::reasons_after(gpu, &env.mps_dirs.pipe, exec_modes, patience)?;
-            if !why.is_empty() {
-                let text = format!(
-                    "GPU {} is in use by others: {}; pass --allow-busy-gpu to run anyway (measurements will be disturbed)",
-                    gpu.index(),
-                    why.join("; ")
-                );
-                if summary.runs.is_empty() {
-                    env.progress.finish();
-                    bail!(text);
-                }
-                summary.stopped = Some(text);
-                break;
-            }
-        }
-        let req = Request {
-            workload: t.workload,
-            repetition: t.repetition,
-            attempt: t.attempt,
-            run_id: t.run_id.clone(),
-            n: k + 1,
-            total,
-            added: t.added.clone(),
+            None => Vec::new(),
         };
-        match run::execute(env, &req)? {
-            Outcome::Finished { status, reason, fatal, sampler_cpu_seconds, .. } => {
-                summary.sampler_cpu_seconds += sampler_cpu_seconds;
-                summary.runs.push(RunOutcome { run_id: t.run_id.clone(), status, reason });
-                if let Some(f) = fatal {
-                    summary.stopped = Some(format!("{}: {f}", t.run_id));
-                    break;
+        shared.total.fetch_add(runs.len(), Ordering::SeqCst);
+        for t in &runs {
+            env.progress.log(&format!("added {}: {}", t.run_id, t.added.as_deref().unwrap_or("")));
+        }
+        runs.extend(unit);
+        for t in &runs {
+            if signals::interrupted() {
+                shared.interrupted.store(true, Ordering::SeqCst);
+                shared.stop_all(Stop::Other(interrupt_text()));
+                break 'units;
+            }
+            if shared.stop.load(Ordering::SeqCst) {
+                break 'units;
+            }
+            if let Some(p) = preload.as_deref_mut() {
+                if let Some(why) = p.ensure_running()? {
+                    env.progress.log(&why);
                 }
             }
-            Outcome::Interrupted { tmp, teardown_error } => {
-                summary.interrupted = true;
-                let mut text =
-                    format!("{}; the interrupted run's partial trace is in {}", interrupt_text(), tmp.display());
-                if let Some(e) = teardown_error {
-                    text.push_str(&format!("; teardown failed: {e}"));
+            let will_start = starts_here(t.workload, gpu)?;
+            if let Some(budget) = opts.time_budget.filter(|_| will_start) {
+                let used = shared.started.elapsed().as_secs_f64();
+                let needs = t.workload.estimated_seconds * crate::options::BUDGET_MARGIN;
+                if used + needs > budget.as_secs_f64() {
+                    shared.stop_here(Stop::Budget(format!(
+                        "{} (estimated {:.0} s, with the margin {needs:.0} s) could end after the budget of {:.0} s ({used:.0} s used)",
+                        t.run_id,
+                        t.workload.estimated_seconds,
+                        budget.as_secs_f64(),
+                    )));
+                    break 'units;
                 }
-                summary.stopped = Some(text);
-                break;
+            }
+            if will_start && !opts.allow_busy_gpu && exec_modes {
+                let first = shared.started_runs.load(Ordering::SeqCst) == 0;
+                let patience = if first { Duration::ZERO } else { Duration::from_secs(10) };
+                let why = busy::reasons_after(gpu, ours, exec_modes, patience)?;
+                if !why.is_empty() {
+                    let text = format!(
+                        "GPU {} is in use by others: {}; pass --allow-busy-gpu to run anyway (measurements will be disturbed)",
+                        gpu.index(),
+                        why.join("; ")
+                    );
+                    if first {
+                        env.progress.finish();
+                        bail!(text);
+                    }
+                    shared.stop_all(Stop::Other(text));
+                    break 'units;
+                }
+            }
+            let n = shared.started_runs.fetch_add(1, Ordering::SeqCst) + 1;
+            let req = Request {
+                workload: t.workload,
+                repetition: t.repetition,
+                attempt: t.attempt,
+                run_id: t.run_id.clone(),
+                n,
+                total: shared.total.load(Ordering::SeqCst),
+                added: t.added.clone(),
+            };
+            match run::execute(env, &req)? {
+                Outcome::Finished { status, reason, fatal, sampler_cpu_seconds, .. } => {
+                    sampler_cpu += sampler_cpu_seconds;
+                    let outcome = RunOutcome { run_id: t.run_id.clone(), status, reason };
+                    shared.made.lock().unwrap_or_else(|p| p.into_inner()).push(outcome);
+                    if let Some(f) = fatal {
+                        shared.stop_all(Stop::Other(format!("{}: {f}", t.run_id)));
+                        break 'units;
+                    }
+                }
+                Outcome::Interrupted { tmp, teardown_error } => {
+                    shared.interrupted.store(true, Ordering::SeqCst);
+                    let mut text =
+                        format!("{}; the interrupted run's partial trace is in {}", interrupt_text(), tmp.display());
+                    if let Some(e) = teardown_error {
+                        text.push_str(&format!("; teardown failed: {e}"));
+                    }
+                    shared.stop_all(Stop::Other(text));
+                    break 'units;
+                }
             }
         }
     }
-    Ok(())
+    Ok(sampler_cpu)
 }
 
 fn interrupt_text() -> String {

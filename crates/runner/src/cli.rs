@@ -25,8 +25,13 @@ enum SimMig {
 #[derive(Debug, Clone, clap::Args)]
 pub struct RunArgs {
     /// NVML / nvidia-smi index of the GPU.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, conflicts_with = "gpus")]
     pub gpu: u32,
+    /// Several GPUs of this host (`0,1,3` or `all`): each runs one workload at a time, all
+    /// repetitions of a workload on the same GPU, each GPU with its own MPS daemon and
+    /// telemetry, and the baselines its runs are divided by measured on it.
+    #[arg(long, value_name = "LIST")]
+    pub gpus: Option<crate::options::GpuList>,
     /// Only these workload ids or run ids (`<workload>.r<N>`); a trailing * matches a prefix.
     #[arg(long, num_args = 1..)]
     pub only: Vec<String>,
@@ -123,6 +128,7 @@ impl RunArgs {
     ) -> Result<RunOptions> {
         let mut o = RunOptions::new(out);
         o.gpu_index = self.gpu;
+        o.gpus = self.gpus.clone();
         o.only = self.only.clone();
         o.force = self.force;
         o.allow_busy_gpu = self.allow_busy_gpu;

@@ -38,6 +38,11 @@ pub struct NvmlGpu {
 }
 
 impl NvmlGpu {
+    /// How many GPUs NVML sees.
+    pub fn count() -> Result<u32> {
+        nvml()?.device_count().map_err(|e| anyhow!("NVML cannot count GPUs: {e}"))
+    }
+
     /// Opens GPU `index` through NVML; a clear error when NVML or the GPU is missing.
     pub fn open(index: u32) -> Result<NvmlGpu> {
         let nvml = nvml()?;

@@ -1,4 +1,5 @@
-//! The runner: executes a plan's workloads one after another on one GPU, in the collocation
+//! The runner: executes a plan's workloads one after another on one GPU (or on each of several
+//! GPUs of the host at once, a workload per GPU), in the collocation
 //! mode each workload asks for, and writes a checksummed trace per run. The trace format
 //! itself is `colloc_trace`'s; `README.md` maps the modules.
 
@@ -15,6 +16,7 @@ mod options;
 mod preload;
 mod progress;
 mod provenance;
+mod queue;
 mod run;
 mod signals;
 mod sim;

@@ -14,8 +14,10 @@ use crate::sim::{SimGpu, SimOptions};
 pub struct RunOptions {
     /// The campaign directory (`data/<campaign>`): `runs/`, `SHA256SUMS`, `quarantine/`.
     pub out: PathBuf,
-    /// NVML / nvidia-smi index of the GPU to run on.
+    /// NVML / nvidia-smi index of the GPU to run on (when `gpus` is `None`).
     pub gpu_index: u32,
+    /// Several GPUs of this host, each running one workload at a time (`--gpus`).
+    pub gpus: Option<GpuList>,
     /// Workload ids or run ids (`<workload>.r<N>`) to run; empty: all. A trailing `*` matches
     /// a prefix.
     pub only: Vec<String>,
@@ -65,6 +67,37 @@ pub struct RunOptions {
     pub fault_wrong_mps_pipe: Option<String>,
 }
 
+/// The GPUs of a campaign run on several GPUs of one host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GpuList {
+    /// These NVML / nvidia-smi indices.
+    Indices(Vec<u32>),
+    /// Every GPU NVML sees.
+    All,
+}
+
+impl std::str::FromStr for GpuList {
+    type Err = String;
+
+    /// `all`, or indices separated by commas (`0,1,3`).
+    fn from_str(s: &str) -> Result<GpuList, String> {
+        if s.trim() == "all" {
+            return Ok(GpuList::All);
+        }
+        let mut out = Vec::new();
+        for part in s.split(',') {
+            let i: u32 = part.trim().parse().map_err(|_| {
+                format!("`{part}` is not a GPU index: expected `all` or indices separated by commas, such as 0,1,3")
+            })?;
+            if out.contains(&i) {
+                return Err(format!("GPU {i} is named twice"));
+            }
+            out.push(i);
+        }
+        Ok(GpuList::Indices(out))
+    }
+}
+
 /// How much longer than its plan estimate a run may take, for `time_budget`.
 pub const BUDGET_MARGIN: f64 = 1.25;
 
@@ -108,6 +141,7 @@ impl RunOptions {
         RunOptions {
             out: out.into(),
             gpu_index: 0,
+            gpus: None,
             only: Vec::new(),
             force: false,
             allow_busy_gpu: false,
@@ -160,12 +194,28 @@ impl RunOptions {
         Ok(())
     }
 
-    /// The campaign's backend: the simulated GPU with `simulate`, else GPU `gpu_index`
-    /// through NVML.
-    pub(crate) fn backend(&self, target: &GpuTarget) -> Result<Box<dyn Backend>> {
+    /// The NVML indices of the GPUs to run on: `gpus`, else `gpu_index` alone.
+    pub(crate) fn gpu_indices(&self) -> Result<Vec<u32>> {
+        match &self.gpus {
+            None => Ok(vec![self.gpu_index]),
+            Some(GpuList::Indices(v)) if v.is_empty() => bail!("--gpus names no GPU"),
+            Some(GpuList::Indices(v)) => Ok(v.clone()),
+            Some(GpuList::All) if self.simulate.is_some() => {
+                bail!("--gpus all: a simulated host has no GPUs to count; name them, such as --gpus 0,1,2,3")
+            }
+            Some(GpuList::All) => match NvmlGpu::count()? {
+                0 => bail!("--gpus all: NVML sees no GPU"),
+                n => Ok((0..n).collect()),
+            },
+        }
+    }
+
+    /// The backend of GPU `index`: the simulated GPU with `simulate`, else the GPU through
+    /// NVML.
+    pub(crate) fn backend(&self, index: u32, target: &GpuTarget) -> Result<Box<dyn Backend>> {
         Ok(match &self.simulate {
-            Some(s) => Box::new(SimGpu::new(self.gpu_index, target, s)),
-            None => Box::new(NvmlGpu::open(self.gpu_index)?),
+            Some(s) => Box::new(SimGpu::new(index, target, s)),
+            None => Box::new(NvmlGpu::open(index)?),
         })
     }
 
@@ -180,6 +230,19 @@ impl RunOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gpu_lists_parse() {
+        assert_eq!("all".parse::<GpuList>(), Ok(GpuList::All));
+        assert_eq!("0, 1,3".parse::<GpuList>(), Ok(GpuList::Indices(vec![0, 1, 3])));
+        assert!("0,x".parse::<GpuList>().unwrap_err().contains("`x` is not a GPU index"));
+        assert!("1,1".parse::<GpuList>().unwrap_err().contains("named twice"));
+        let mut o = RunOptions::new("/x");
+        assert_eq!(o.gpu_indices().unwrap(), [0]);
+        o.gpus = Some(GpuList::All);
+        o.simulate = Some(SimOptions::default());
+        assert!(o.gpu_indices().unwrap_err().to_string().contains("name them"));
+    }
 
     #[test]
     fn only_matches_workloads_runs_and_prefixes() {

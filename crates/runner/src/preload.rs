@@ -30,9 +30,9 @@ pub struct Preload {
 
 impl Preload {
     /// Starts the server for `job_command` (with `env`, as the jobs get it) in a private
-    /// directory under `base`, and waits until it serves.
-    pub fn start(job_command: &[String], env: &[(String, String)], base: &Path) -> Result<Preload> {
-        let dir = base.join(format!("colloc-preload-{}", std::process::id()));
+    /// directory under `base` (`colloc-preload-<pid><tag>`), and waits until it serves.
+    pub fn start(job_command: &[String], env: &[(String, String)], base: &Path, tag: &str) -> Result<Preload> {
+        let dir = base.join(format!("colloc-preload-{}{tag}", std::process::id()));
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
@@ -159,7 +159,7 @@ mod tests {
     #[test]
     fn a_command_that_does_not_serve_is_a_clear_error() {
         let d = tempfile::tempdir().unwrap();
-        let e = Preload::start(&sh("echo importing failed >&2; exit 3"), &[], d.path()).err().expect("an error");
+        let e = Preload::start(&sh("echo importing failed >&2; exit 3"), &[], d.path(), "").err().expect("an error");
         let text = format!("{e:#}");
         assert!(text.contains("did not start") && text.contains("importing failed"), "{text}");
     }
@@ -169,7 +169,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         // Serves until its stdin closes; `$2` is the socket path after `--serve`.
         let serve = sh("echo \"serving $$ 1.25\"; cat > /dev/null");
-        let mut p = Preload::start(&serve, &[], d.path()).unwrap();
+        let mut p = Preload::start(&serve, &[], d.path(), "").unwrap();
         assert_eq!(p.import_seconds, 1.25);
         let argv = p.job_command();
         assert_eq!(&argv[..4], &serve[..]);

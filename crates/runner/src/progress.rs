@@ -2,6 +2,7 @@
 //! per running job; otherwise plain time-stamped log lines on stderr.
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -11,12 +12,15 @@ use crate::options::ProgressMode;
 #[derive(Clone)]
 pub struct Progress {
     inner: Arc<Inner>,
+    /// `GPU <i>: ` before every line, on a campaign over several GPUs.
+    prefix: Option<Arc<str>>,
 }
 
 struct Inner {
     kind: Kind,
     start: Instant,
-    jobs: Mutex<Vec<ProgressBar>>,
+    /// Each running run's job lines, by run id (several GPUs run at once).
+    jobs: Mutex<BTreeMap<String, Vec<ProgressBar>>>,
 }
 
 enum Kind {
@@ -46,11 +50,27 @@ impl Progress {
                 Kind::Bars { multi, campaign }
             }
         };
-        Progress { inner: Arc::new(Inner { kind, start: Instant::now(), jobs: Mutex::new(Vec::new()) }) }
+        Progress {
+            inner: Arc::new(Inner { kind, start: Instant::now(), jobs: Mutex::new(BTreeMap::new()) }),
+            prefix: None,
+        }
+    }
+
+    /// The same progress, its lines saying they are of GPU `index`.
+    pub fn for_gpu(&self, index: u32) -> Progress {
+        Progress { inner: self.inner.clone(), prefix: Some(format!("GPU {index}: ").into()) }
     }
 
     /// A line that always shows (above the bars on a terminal).
     pub fn log(&self, msg: &str) {
+        let owned;
+        let msg = match &self.prefix {
+            Some(p) => {
+                owned = format!("{p}{msg}");
+                owned.as_str()
+            }
+            None => msg,
+        };
         match &self.inner.kind {
             Kind::Bars { multi, .. } => {
                 let _ = multi.println(msg);
@@ -69,17 +89,20 @@ impl Progress {
         if let Kind::Bars { multi, campaign } = &self.inner.kind {
             campaign.set_message(format!("{}/{total} runs, now {run_id}", n - 1));
             let mut bars = self.inner.jobs.lock().unwrap_or_else(|p| p.into_inner());
-            for b in bars.drain(..) {
+            for b in bars.remove(run_id).into_iter().flatten() {
                 b.finish_and_clear();
             }
+            let gpu = self.prefix.as_deref().unwrap_or("");
+            let mut lines = Vec::new();
             for label in jobs {
                 let b = multi.add(ProgressBar::new_spinner());
-                b.set_style(ProgressStyle::with_template("  {spinner} {prefix:<28} {msg}").expect("valid template"));
-                b.set_prefix(label.clone());
+                b.set_style(ProgressStyle::with_template("  {spinner} {prefix:<36} {msg}").expect("valid template"));
+                b.set_prefix(format!("{gpu}{label}"));
                 b.set_message("setup");
                 b.enable_steady_tick(Duration::from_millis(200));
-                bars.push(b);
+                lines.push(b);
             }
+            bars.insert(run_id.to_string(), lines);
         }
     }
 
@@ -88,7 +111,7 @@ impl Progress {
         match &self.inner.kind {
             Kind::Bars { .. } => {
                 let bars = self.inner.jobs.lock().unwrap_or_else(|p| p.into_inner());
-                if let Some(b) = bars.get(job) {
+                if let Some(b) = bars.get(run_id).and_then(|l| l.get(job)) {
                     b.set_message(if detail.is_empty() { phase.to_string() } else { format!("{phase}: {detail}") });
                 }
             }
@@ -105,7 +128,7 @@ impl Progress {
         self.log(&format!("run {n}/{total} {run_id}: {outcome}"));
         if let Kind::Bars { campaign, .. } = &self.inner.kind {
             let mut bars = self.inner.jobs.lock().unwrap_or_else(|p| p.into_inner());
-            for b in bars.drain(..) {
+            for b in bars.remove(run_id).into_iter().flatten() {
                 b.finish_and_clear();
             }
             campaign.inc(done_estimate.max(0.0).round() as u64);
@@ -116,7 +139,7 @@ impl Progress {
     pub fn finish(&self) {
         if let Kind::Bars { campaign, .. } = &self.inner.kind {
             let mut bars = self.inner.jobs.lock().unwrap_or_else(|p| p.into_inner());
-            for b in bars.drain(..) {
+            for b in std::mem::take(&mut *bars).into_values().flatten() {
                 b.finish_and_clear();
             }
             campaign.finish();

@@ -1,6 +1,6 @@
 //! A run's trace directory: written as `runs/.tmp-<run-id>`, every file fsynced, renamed to
-//! `runs/<run-id>`, then added to the campaign's `SHA256SUMS`. Once in the manifest it is
-//! never touched again.
+//! `runs/<run-id>`, then added to the campaign's `SHA256SUMS` (by one thread at a time). Once
+//! in the manifest it is never touched again.
 
 use anyhow::{bail, Context, Result};
 use colloc_trace::layout::RUNS_DIR;
@@ -10,6 +10,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub const TMP_PREFIX: &str = ".tmp-";
+
+/// One writer of `SHA256SUMS` at a time: the GPUs of a campaign finish runs at once.
+static MANIFEST: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 pub struct TraceDir {
     pub campaign: PathBuf,
@@ -69,6 +72,7 @@ impl TraceDir {
         fs::rename(&self.path, &dest)
             .with_context(|| format!("cannot rename {} to {}", self.path.display(), dest.display()))?;
         manifest::fsync_dir(&runs)?;
+        let _one_writer = MANIFEST.lock().unwrap_or_else(|p| p.into_inner());
         manifest::add_dir(&self.campaign, &format!("{RUNS_DIR}/{}", self.run_id))
             .with_context(|| format!("cannot add {} to {}", dest.display(), colloc_trace::layout::MANIFEST))?;
         Ok(dest)

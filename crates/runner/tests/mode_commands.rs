@@ -225,6 +225,46 @@ fn mps_daemon_is_started_checked_and_quit_per_run() {
     assert!(b.smi_calls().is_empty(), "no nvidia-smi call for MPS: {:?}", b.smi_calls());
 }
 
+/// On two GPUs at once, each GPU's MPS runs get a daemon of their own: started for that GPU
+/// alone, on a pipe directory of that GPU, quit after each run.
+#[test]
+fn each_gpu_has_its_own_mps_daemon() {
+    let mut w = Vec::new();
+    for i in 0..4 {
+        w.push(workload(&format!("wl{i}-mps"), Mode::Mps, vec![job("resnet26"), job("resnet26")]));
+    }
+    let b = Bench::new(&plan(w));
+    let out = b.run(&[], &["--gpus", "0,1", "--no-host-baselines"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let log: Vec<String> = b.log().into_iter().filter(|l| l.starts_with("mps-control")).collect();
+    let starts: Vec<&String> = log.iter().filter(|l| field(l, "args") == "-d").collect();
+    assert_eq!(starts.len(), 4, "one daemon per run:\n{}", log.join("\n"));
+    let mut gpus_seen = std::collections::BTreeSet::new();
+    for s in &starts {
+        let uuid = field(s, "visible");
+        let gpu: u32 = uuid.rsplit('-').next().unwrap().parse().unwrap();
+        let pipe = field(s, "pipe");
+        assert!(
+            pipe.ends_with(&format!("-gpu{gpu}/pipe")),
+            "the daemon for GPU {gpu} ({uuid}) on its own pipe: {pipe}"
+        );
+        assert!(!Path::new(pipe).join("standin-running").exists(), "the daemon is gone");
+        gpus_seen.insert(gpu);
+    }
+    for i in 0..4 {
+        let m = meta(&b.camp, &format!("wl{i}-mps.r1"));
+        assert_eq!(m.status, RunStatus::Ok, "{:?}", m.reason);
+        let gpu = m.gpu.as_ref().unwrap();
+        let pipe = &m.mps.as_ref().unwrap().pipe_directory;
+        assert!(pipe.ends_with(&format!("-gpu{}/pipe", gpu.index)), "{pipe} on GPU {}", gpu.index);
+        assert_eq!(m.jobs[0].env.get("CUDA_MPS_PIPE_DIRECTORY"), Some(pipe));
+        assert_eq!(m.jobs[1].env.get("CUDA_VISIBLE_DEVICES"), Some(&gpu.uuid));
+    }
+    assert!(!gpus_seen.is_empty());
+    assert!(!b.camp.join(".runner-state.json").exists(), "nothing left set up");
+}
+
 #[test]
 fn mig_instances_are_created_mapped_and_destroyed() {
     let p =

@@ -5,7 +5,7 @@
 use anyhow::Result;
 use colloc_plan::perf::GIB;
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::backend::Backend;
 
@@ -64,14 +64,15 @@ fn is_zombie(proc_dir: &Path) -> bool {
         .unwrap_or(false)
 }
 
-/// Why the GPU counts as busy (empty: free). `check_mps`: look for foreign MPS daemons.
-pub fn reasons(gpu: &dyn Backend, our_pipe: &Path, check_mps: bool) -> Result<Vec<String>> {
+/// Why the GPU counts as busy (empty: free). `check_mps`: look for foreign MPS daemons;
+/// `our_pipes`: the pipe directories of the campaign's own (one per GPU).
+pub fn reasons(gpu: &dyn Backend, our_pipes: &[PathBuf], check_mps: bool) -> Result<Vec<String>> {
     let mut why = Vec::new();
+    let is_ours = |d: &str| our_pipes.iter().any(|p| *p.to_string_lossy() == *d);
     if check_mps {
-        let ours = our_pipe.to_string_lossy();
         for p in mps_processes() {
             match &p.pipe_dir {
-                Ok(Some(d)) if *d == *ours => {}
+                Ok(Some(d)) if is_ours(d) => {}
                 Ok(Some(d)) => why.push(format!("MPS process {} ({}) with pipe directory {d}", p.pid, p.name)),
                 Ok(None) => why.push(format!("MPS process {} ({}) with the default pipe directory", p.pid, p.name)),
                 Err(e) => why.push(format!("MPS process {} ({}), environment unreadable ({e})", p.pid, p.name)),
@@ -80,7 +81,7 @@ pub fn reasons(gpu: &dyn Backend, our_pipe: &Path, check_mps: bool) -> Result<Ve
     }
     let ours: Vec<u32> = mps_processes()
         .into_iter()
-        .filter(|p| matches!(&p.pipe_dir, Ok(Some(d)) if *d == *our_pipe.to_string_lossy()))
+        .filter(|p| matches!(&p.pipe_dir, Ok(Some(d)) if is_ours(d)))
         .map(|p| p.pid)
         .collect();
     for p in gpu.compute_processes()? {
@@ -104,13 +105,13 @@ pub fn reasons(gpu: &dyn Backend, our_pipe: &Path, check_mps: bool) -> Result<Ve
 /// previous run of ours left, such as an MPS server on its way out, needs a moment to go).
 pub fn reasons_after(
     gpu: &dyn Backend,
-    our_pipe: &Path,
+    our_pipes: &[PathBuf],
     check_mps: bool,
     patience: std::time::Duration,
 ) -> Result<Vec<String>> {
     let deadline = std::time::Instant::now() + patience;
     loop {
-        let why = reasons(gpu, our_pipe, check_mps)?;
+        let why = reasons(gpu, our_pipes, check_mps)?;
         if why.is_empty() || std::time::Instant::now() >= deadline {
             return Ok(why);
         }
