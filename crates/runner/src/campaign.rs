@@ -812,7 +812,16 @@ fn work(
                 total: shared.total.load(Ordering::SeqCst),
                 added: t.added.clone(),
             };
-            match run::execute(env, &req)? {
+            let outcome = run::execute(env, &req).with_context(|| {
+                format!(
+                    "{}: the campaign stops; nothing of this run entered {}, and the next invocation moves what \
+                     it left in {}/ to {QUARANTINE_DIR}/ and makes it again",
+                    t.run_id,
+                    layout::MANIFEST,
+                    RUNS_DIR
+                )
+            })?;
+            match outcome {
                 Outcome::Finished { status, reason, fatal, sampler_cpu_seconds, .. } => {
                     sampler_cpu += sampler_cpu_seconds;
                     let outcome = RunOutcome { run_id: t.run_id.clone(), status, reason };

@@ -66,6 +66,10 @@ pub struct RunArgs {
     /// 10 simulated seconds after the release, in runs whose id contains RUN_PATTERN.
     #[arg(long, value_name = "RUN_PATTERN", requires = "simulate", hide = true)]
     pub sim_foreign_process: Option<String>,
+    /// With --simulate: from 5 simulated seconds after the release on, the simulated driver
+    /// cannot read power, energy and the GPM metrics, in runs whose id contains RUN_PATTERN.
+    #[arg(long, value_name = "RUN_PATTERN", requires = "simulate", hide = true)]
+    pub sim_nvml_errors: Option<String>,
     /// With --simulate: seed of the simulated values.
     #[arg(long, default_value_t = 42, requires = "simulate")]
     pub seed: u64,
@@ -114,6 +118,10 @@ pub struct RunArgs {
     /// look for the MPS daemon where none serves, so the MPS client check must fail their run.
     #[arg(long, value_name = "SELECTOR", hide = true)]
     pub fault_wrong_mps_pipe: Option<String>,
+    /// For tests: runs whose id contains RUN_PATTERN fail to write their trace as on a full
+    /// disk.
+    #[arg(long, value_name = "RUN_PATTERN", hide = true)]
+    pub fault_disk_full: Option<String>,
 }
 
 impl RunArgs {
@@ -157,6 +165,7 @@ impl RunArgs {
                     after_seconds: 10.0,
                     memory_bytes: 2 << 30,
                 }),
+                nvml_errors: self.sim_nvml_errors.clone().map(|runs| (runs, 5.0)),
             });
             o.job_command = simulated_job()?;
         }
@@ -181,6 +190,7 @@ impl RunArgs {
             o.time_budget = Some(Duration::from_secs_f64(s));
         }
         o.fault_wrong_mps_pipe = self.fault_wrong_mps_pipe.clone();
+        o.fault_disk_full = self.fault_disk_full.clone();
         Ok(o)
     }
 }

@@ -65,6 +65,9 @@ pub struct RunOptions {
     /// daemon in a pipe directory where none serves, so the driver runs them as plain
     /// compute processes and the check of the run's MPS clients must fail the run.
     pub fault_wrong_mps_pipe: Option<String>,
+    /// For tests: runs whose id contains this fail every write of their trace as on a full
+    /// disk (`ENOSPC`).
+    pub fault_disk_full: Option<String>,
 }
 
 /// The GPUs of a campaign run on several GPUs of one host.
@@ -160,6 +163,7 @@ impl RunOptions {
             strict_env: false,
             time_budget: None,
             fault_wrong_mps_pipe: None,
+            fault_disk_full: None,
         }
     }
 
@@ -172,6 +176,11 @@ impl RunOptions {
             Some(prefix) => workload_id.starts_with(prefix) || run_id.starts_with(prefix),
             None => pat == workload_id || pat == run_id,
         })
+    }
+
+    /// Whether the trace of run `run_id` is written as on a full disk (a test's fault).
+    pub(crate) fn fault_full_disk(&self, run_id: &str) -> bool {
+        self.fault_disk_full.as_deref().is_some_and(|p| run_id.contains(p))
     }
 
     /// An error for options no campaign can run with.

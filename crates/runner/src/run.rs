@@ -171,7 +171,8 @@ impl Env<'_> {
 
     /// A run that starts no job (infeasible, skipped): a directory with `meta.json` only.
     fn without_jobs(&self, req: &Request, status: RunStatus, reason: String, started: f64) -> Result<Outcome> {
-        let dir = TraceDir::create(self.campaign_dir, &req.run_id)?;
+        let dir =
+            TraceDir::create(self.campaign_dir, &req.run_id)?.with_full_disk(self.opts.fault_full_disk(&req.run_id));
         self.ended_early(req, dir, status, reason, started)
     }
 
@@ -374,7 +375,8 @@ impl<'a> Run<'a> {
     /// Creates the trace directory and announces the run.
     fn begin(env: &'a Env<'a>, req: &'a Request<'a>, started: f64) -> Result<Run<'a>> {
         let w = req.workload;
-        let dir = TraceDir::create(env.campaign_dir, &req.run_id)?;
+        let dir =
+            TraceDir::create(env.campaign_dir, &req.run_id)?.with_full_disk(env.opts.fault_full_disk(&req.run_id));
         let n_jobs = w.jobs.len();
         let labels: Vec<String> = (0..n_jobs).map(|i| label(w, i)).collect();
         env.progress.run_started(

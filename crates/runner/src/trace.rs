@@ -19,6 +19,8 @@ pub struct TraceDir {
     pub run_id: String,
     /// The temporary directory being written.
     pub path: PathBuf,
+    /// For tests: every write fails as on a full disk (`--fault-disk-full`).
+    full_disk: bool,
 }
 
 impl TraceDir {
@@ -31,7 +33,13 @@ impl TraceDir {
         }
         let path = runs.join(format!("{TMP_PREFIX}{run_id}"));
         fs::create_dir(&path).with_context(|| format!("cannot create {}", path.display()))?;
-        Ok(TraceDir { campaign: campaign.to_path_buf(), run_id: run_id.to_string(), path })
+        Ok(TraceDir { campaign: campaign.to_path_buf(), run_id: run_id.to_string(), path, full_disk: false })
+    }
+
+    /// For tests: with `full`, every later write fails with `ENOSPC`, as on a full disk.
+    pub fn with_full_disk(mut self, full: bool) -> TraceDir {
+        self.full_disk = full;
+        self
     }
 
     pub fn file(&self, name: &str) -> PathBuf {
@@ -42,6 +50,10 @@ impl TraceDir {
     pub fn write(&self, name: &str, bytes: &[u8]) -> Result<()> {
         let p = self.file(name);
         let mut f = fs::File::create(&p).with_context(|| format!("cannot create {}", p.display()))?;
+        if self.full_disk {
+            return Err(std::io::Error::from_raw_os_error(libc::ENOSPC))
+                .with_context(|| format!("cannot write {}", p.display()));
+        }
         f.write_all(bytes).and_then(|_| f.sync_all()).with_context(|| format!("cannot write {}", p.display()))
     }
 

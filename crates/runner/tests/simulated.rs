@@ -832,3 +832,70 @@ fn a_foreign_process_that_appears_mid_run_is_recorded_and_the_run_goes_on() {
     let (ok, text) = sha256sum_check(d.path());
     assert!(ok, "{text}");
 }
+
+/// A disk that fills while a run's trace is written stops the campaign with the reason;
+/// nothing of that run enters the manifest, and the next invocation quarantines what it left
+/// and makes it again.
+#[test]
+fn a_full_disk_while_a_trace_is_written_stops_cleanly_and_the_run_is_made_again() {
+    let d = tempfile::tempdir().unwrap();
+    let p = plan(vec![
+        workload("e33-a", Mode::Exclusive, vec![job("resnet26")]),
+        workload("e33-b", Mode::Naive, vec![job("resnet26"), job("resnet26")]),
+        workload("e33-c", Mode::Exclusive, vec![job("resnet50")]),
+    ]);
+    let mut o = sim_options(d.path());
+    o.fault_disk_full = Some("e33-b".into());
+    let e = format!("{:#}", run_campaign(&p, &o).unwrap_err());
+    assert!(e.contains("e33-b.r1: the campaign stops") && e.contains("No space left on device"), "{e}");
+    let listed = std::fs::read_to_string(d.path().join("SHA256SUMS")).unwrap();
+    assert!(listed.contains("runs/e33-a.r1/") && !listed.contains("e33-b") && !listed.contains("e33-c"), "{listed}");
+    let (ok, out) = sha256sum_check(d.path());
+    assert!(ok, "{out}");
+
+    o.fault_disk_full = None;
+    let s = run_campaign(&p, &o).unwrap();
+    assert_eq!(s.quarantined.len(), 1, "{}", s.render());
+    assert!(s.quarantined[0].1.to_string_lossy().contains("e33-b.r1"), "{:?}", s.quarantined);
+    let made: Vec<&str> = s.runs.iter().map(|r| r.run_id.as_str()).collect();
+    assert_eq!(made, ["e33-b.r1", "e33-c.r1"], "{}", s.render());
+    assert!(s.runs.iter().all(|r| r.status == RunStatus::Ok), "{}", s.render());
+}
+
+/// NVML failing mid-run: the metrics it cannot read stay empty fields from then on (never
+/// zeros), `meta.json` says in how many rows and why, and the run and the campaign go on.
+#[test]
+fn nvml_errors_mid_sampling_leave_empty_fields_with_the_reason_and_the_run_goes_on() {
+    let d = tempfile::tempdir().unwrap();
+    let p = plan(vec![
+        workload("e33-a-naive", Mode::Naive, vec![job("resnet26"), job("resnet26")]),
+        workload("e33-b", Mode::Exclusive, vec![job("resnet26")]),
+    ]);
+    let mut o = sim_options(d.path());
+    o.simulate.as_mut().unwrap().nvml_errors = Some(("e33-a".into(), 5.0));
+    let s = run_campaign(&p, &o).unwrap();
+    assert!(s.runs.iter().all(|r| r.status == RunStatus::Ok) && s.runs.len() == 2, "{}", s.render());
+
+    let columns = colloc_trace::telemetry::GPU_COLUMNS;
+    let col = |name: &str| columns.iter().position(|c| *c == name).unwrap();
+    let rows = |run: &str| -> Vec<Vec<String>> {
+        gunzip(&d.path().join("runs").join(run).join("telemetry.csv.gz"))
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').map(str::to_string).collect())
+            .collect()
+    };
+    let a = rows("e33-a-naive.r1");
+    let (power, temp) = (col("power_w"), col("temperature_c"));
+    let empty = a.iter().filter(|r| r[power].is_empty()).count();
+    assert!(empty > 0 && empty < a.len(), "power read at first, then not: {empty} of {} rows empty", a.len());
+    let first_empty = a.iter().position(|r| r[power].is_empty()).unwrap();
+    assert!(a[first_empty..].iter().all(|r| r[power].is_empty()), "once failing, failing");
+    assert!(a.iter().all(|r| !r[temp].is_empty()), "what still reads is still written");
+    let m = meta(d.path(), "e33-a-naive.r1");
+    let why = m.telemetry.unavailable.get("power_w").expect("the reason is recorded");
+    assert!(why.contains(&format!("missing in {empty} of {} rows", a.len())) && why.contains("Unknown Error"), "{why}");
+    // The other run is untouched.
+    assert!(rows("e33-b.r1").iter().all(|r| !r[power].is_empty()));
+    assert!(!meta(d.path(), "e33-b.r1").telemetry.unavailable.contains_key("power_w"));
+}

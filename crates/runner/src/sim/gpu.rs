@@ -31,6 +31,9 @@ pub struct SimOptions {
     pub lists_mps_clients: bool,
     /// A foreign process the simulated driver lists on the GPU during some runs.
     pub foreign_process: Option<SimForeign>,
+    /// NVML failing mid-run: in runs whose id contains `.0`, from `.1` simulated seconds
+    /// after the release on, power, energy and the GPM metrics cannot be read.
+    pub nvml_errors: Option<(String, f64)>,
 }
 
 /// A process of someone else that the simulated driver lists on the GPU, from some time
@@ -55,6 +58,7 @@ impl Default for SimOptions {
             seed: 42,
             lists_mps_clients: true,
             foreign_process: None,
+            nvml_errors: None,
         }
     }
 }
@@ -191,7 +195,14 @@ impl Backend for SimGpu {
                 mig_devices,
                 &w.jobs.iter().map(|j| j.mig_slice.as_ref().map(|s| s.memory_bytes)).collect::<Vec<_>>(),
             )
-            .with_foreign(foreign),
+            .with_foreign(foreign)
+            .with_nvml_errors(
+                self.opts
+                    .nvml_errors
+                    .as_ref()
+                    .filter(|(runs, _)| run_id.contains(runs.as_str()))
+                    .map(|(_, after)| after * self.opts.time_scale),
+            ),
         ))
     }
 

@@ -5,6 +5,7 @@
 
 use colloc_plan::perf::{WorkloadModel, GIB};
 use colloc_plan::GpuTarget;
+use colloc_trace::telemetry::GPU_COLUMNS;
 use std::collections::HashMap;
 
 use super::model::{power_limit_watts, Rng};
@@ -26,7 +27,17 @@ pub struct SimSource {
     foreign: Option<(f64, u64)>,
     /// The first sample at which a job trained.
     release_mono: Option<f64>,
+    /// NVML failing: real seconds after the release from when power and the GPM metrics
+    /// cannot be read.
+    nvml_errors_after: Option<f64>,
 }
+
+/// The columns the simulated driver cannot read once it fails.
+const FAILING_COLUMNS: [&str; 6] =
+    ["power_w", "energy_j", "sm_activity_pct", "sm_occupancy_pct", "tensor_activity_pct", "dram_bw_util_pct"];
+
+/// What the simulated driver answers when it fails mid-run (the error of an NVML call).
+pub const SIM_NVML_ERROR: &str = "Unknown Error (the simulated driver fails from now on)";
 
 /// The pid of the simulated foreign process: above the largest pid Linux gives (2^22).
 pub const FOREIGN_PID: u32 = (1 << 22) + 1;
@@ -70,6 +81,7 @@ impl SimSource {
             mig,
             foreign: None,
             release_mono: None,
+            nvml_errors_after: None,
         }
     }
 
@@ -77,6 +89,13 @@ impl SimSource {
     /// `bytes` of memory.
     pub fn with_foreign(mut self, foreign: Option<(f64, u64)>) -> SimSource {
         self.foreign = foreign;
+        self
+    }
+
+    /// With NVML failing to read power, energy and the GPM metrics from `after` real seconds
+    /// after the release on.
+    pub fn with_nvml_errors(mut self, after: Option<f64>) -> SimSource {
+        self.nvml_errors_after = after;
         self
     }
 
@@ -107,7 +126,7 @@ impl GpuSource for SimSource {
         "simulated"
     }
 
-    fn sample(&mut self, jobs: &[JobState], _gaps: &mut Gaps) -> Vec<GpuRow> {
+    fn sample(&mut self, jobs: &[JobState], gaps: &mut Gaps) -> Vec<GpuRow> {
         let mono = colloc_trace::monotonic_seconds();
         let dt = self.last_mono.map(|m| (mono - m).max(0.0)).unwrap_or(0.0) / self.time_scale;
         self.last_mono = Some(mono);
@@ -167,6 +186,21 @@ impl GpuSource for SimSource {
             row.set("dram_bw_util_pct", Num::F(clamp_pct(45.0 * a * rng.jitter(0.05))));
         };
         gpm(&mut row, activity, &mut self.rng);
+        let failing = match (self.nvml_errors_after, self.release_mono) {
+            (Some(after), Some(release)) => mono - release >= after,
+            _ => false,
+        };
+        if failing {
+            let mut failed = GpuRow::new(-1);
+            for (i, c) in GPU_COLUMNS.iter().enumerate() {
+                if FAILING_COLUMNS.contains(c) {
+                    gaps.miss(c, false, || SIM_NVML_ERROR.to_string());
+                } else if let Some(v) = row.value(i) {
+                    failed.set(c, v);
+                }
+            }
+            row = failed;
+        }
         let mut rows = vec![row];
         for (i, m) in self.mig.clone().iter().enumerate() {
             let Some((gi, total)) = *m else { continue };

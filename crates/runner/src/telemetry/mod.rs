@@ -77,6 +77,11 @@ impl GpuRow {
         GpuRow { instance, values: vec![None; GPU_COLUMNS.len()] }
     }
 
+    /// The value of column `i` (of `GPU_COLUMNS`).
+    pub fn value(&self, i: usize) -> Option<Num> {
+        self.values.get(i).copied().flatten()
+    }
+
     /// Sets a column by name (names of `GPU_COLUMNS`).
     pub fn set(&mut self, column: &str, v: Num) {
         let i = GPU_COLUMNS.iter().position(|c| *c == column).unwrap_or_else(|| panic!("unknown column {column}"));
