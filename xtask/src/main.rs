@@ -51,6 +51,14 @@ enum Task {
     /// The analysis process that `bench` times and measures (verify, analyse, render in memory).
     #[command(hide = true)]
     BenchAnalyseChild(bench::ChildArgs),
+    /// One task of `run --executor slurm`: makes one run of the campaign in its stage directory.
+    #[command(hide = true, name = "slurm-task")]
+    SlurmJob {
+        #[arg(long)]
+        dir: std::path::PathBuf,
+        #[arg(long)]
+        run: String,
+    },
 }
 
 fn main() -> ExitCode {
@@ -73,6 +81,7 @@ fn main() -> ExitCode {
         Task::Bench(a) => bench::main(a),
         Task::BenchAnalyseChild(a) => bench::child_main(a),
         Task::Smoke(a) => smoke::main(a),
+        Task::SlurmJob { dir, run } => colloc_runner::slurm_task(&dir, &run),
     };
     match result {
         Ok(code) => code,

@@ -60,6 +60,9 @@ pub struct CampaignSummary {
     pub interrupted: bool,
     /// CPU seconds used by the telemetry sampler over all runs.
     pub sampler_cpu_seconds: f64,
+    /// `--executor slurm`: runs whose task ended without a complete run (cancelled, timed
+    /// out, lost); the next invocation makes them.
+    pub lost: Vec<String>,
 }
 
 impl CampaignSummary {
@@ -94,6 +97,9 @@ impl CampaignSummary {
         );
         for (from, to) in &self.quarantined {
             s.push_str(&format!("\nquarantined {} → {}", from.display(), to.display()));
+        }
+        for r in &self.lost {
+            s.push_str(&format!("\nnot made (its Slurm task ended without a complete run): {r}"));
         }
         for r in self.runs.iter().filter(|r| r.status == RunStatus::Failed) {
             s.push_str(&format!("\nfailed {}: {}", r.run_id, r.reason.as_deref().unwrap_or("")));
@@ -262,6 +268,44 @@ fn software(plan: &Plan, opts: &RunOptions) -> SoftwareInfo {
         workload_files: provenance::workload_files(&opts.job_command),
         environment: None,
     }
+}
+
+/// A campaign directory made ready for runs made elsewhere (`--executor slurm`): locked,
+/// its listed runs checked, its incomplete entries quarantined, the runs to make selected.
+pub(crate) struct Prepared {
+    pub dir: PathBuf,
+    pub campaign: String,
+    /// Run ids to make, in plan order (no baseline is added: the hosts are not known).
+    pub todo: Vec<String>,
+    pub summary: CampaignSummary,
+    _lock: Lock,
+}
+
+pub(crate) fn prepare(plan: &Plan, opts: &RunOptions, progress: &Progress) -> Result<Prepared> {
+    opts.check()?;
+    fs::create_dir_all(&opts.out).with_context(|| format!("cannot create {}", opts.out.display()))?;
+    let dir = opts.out.canonicalize().with_context(|| format!("cannot resolve {}", opts.out.display()))?;
+    let lock = lock(&dir)?;
+    signals::install();
+    let campaign = plan
+        .campaign
+        .clone()
+        .unwrap_or_else(|| dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+    let m = manifest::read(&dir).map_err(|e| anyhow!("{e}"))?;
+    let listed = listed_runs(&m);
+    check_only(plan, opts)?;
+    let mut summary = CampaignSummary { campaign_dir: dir.clone(), ..Default::default() };
+    let todo: Vec<String> = select(plan, opts, &listed, &mut summary).into_iter().map(|t| t.run_id).collect();
+    let metas = if todo.is_empty() { BTreeMap::new() } else { listed_metas(&dir, &listed) };
+    summary.quarantined = quarantine(&dir, &listed)?;
+    for (from, to) in &summary.quarantined {
+        progress.log(&format!("incomplete {} moved to {}", from.display(), to.display()));
+    }
+    check_listed_runs(&dir)?;
+    if !todo.is_empty() {
+        check_versions(&dir, listed.len(), &metas, &software(plan, opts), opts.allow_mixed_versions, progress)?;
+    }
+    Ok(Prepared { dir, campaign, todo, summary, _lock: lock })
 }
 
 /// Runs a plan's selected workloads into `opts.out`.

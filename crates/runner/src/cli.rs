@@ -21,6 +21,16 @@ enum SimMig {
     Off,
 }
 
+/// Where the runs are made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Executor {
+    /// On this host's GPU(s).
+    Local,
+    /// As a Slurm job array, one task and one GPU per run (the campaign directory must be
+    /// on a file system the compute nodes share).
+    Slurm,
+}
+
 /// How to run a campaign's plan.
 #[derive(Debug, Clone, clap::Args)]
 pub struct RunArgs {
@@ -118,6 +128,30 @@ pub struct RunArgs {
     /// look for the MPS daemon where none serves, so the MPS client check must fail their run.
     #[arg(long, value_name = "SELECTOR", hide = true)]
     pub fault_wrong_mps_pipe: Option<String>,
+    /// Where the runs are made: here, or as a Slurm job array (one task per run, one GPU
+    /// each, `--gres=gpu:1`).
+    #[arg(long, value_enum, default_value = "local")]
+    pub executor: Executor,
+    /// With --executor slurm: the partition the tasks run in.
+    #[arg(long)]
+    pub partition: Option<String>,
+    /// With --executor slurm: the account the tasks are charged to.
+    #[arg(long)]
+    pub account: Option<String>,
+    /// With --executor slurm: each task's time limit in minutes (default: twice the plan's
+    /// estimate of the longest run, and a minute).
+    #[arg(long, value_name = "MINUTES")]
+    pub time_per_run: Option<u64>,
+    /// With --executor slurm: at most N tasks at once (`--array=…%N`).
+    #[arg(long, value_name = "N")]
+    pub max_parallel: Option<u32>,
+    /// With --executor slurm: print the batch script and the sbatch command, submit nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// With --executor slurm: seconds a task may be gone from the queue without an exit
+    /// record before its run counts as lost.
+    #[arg(long, default_value_t = 10.0, hide = true)]
+    pub slurm_lost_after: f64,
     /// For tests: runs whose id contains RUN_PATTERN fail to write their trace as on a full
     /// disk.
     #[arg(long, value_name = "RUN_PATTERN", hide = true)]
@@ -191,6 +225,32 @@ impl RunArgs {
         }
         o.fault_wrong_mps_pipe = self.fault_wrong_mps_pipe.clone();
         o.fault_disk_full = self.fault_disk_full.clone();
+        let slurm_only = self.partition.is_some()
+            || self.account.is_some()
+            || self.time_per_run.is_some()
+            || self.max_parallel.is_some()
+            || self.dry_run;
+        match self.executor {
+            Executor::Slurm => {
+                anyhow::ensure!(self.time_per_run != Some(0), "--time-per-run must be at least 1 minute");
+                anyhow::ensure!(self.max_parallel != Some(0), "--max-parallel must be at least 1");
+                o.slurm = Some(crate::options::SlurmOptions {
+                    partition: self.partition.clone(),
+                    account: self.account.clone(),
+                    time_per_run: self.time_per_run.map(|m| Duration::from_secs(m * 60)),
+                    max_parallel: self.max_parallel,
+                    dry_run: self.dry_run,
+                    task_program: None,
+                    lost_after: Duration::try_from_secs_f64(self.slurm_lost_after)
+                        .context("--slurm-lost-after must be a non-negative number")?,
+                    poll: Duration::from_secs(1),
+                });
+            }
+            Executor::Local if slurm_only => {
+                bail!("--partition, --account, --time-per-run, --max-parallel and --dry-run need --executor slurm")
+            }
+            Executor::Local => {}
+        }
         Ok(o)
     }
 }

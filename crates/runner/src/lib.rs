@@ -20,10 +20,21 @@ mod queue;
 mod run;
 mod signals;
 mod sim;
+mod slurm;
 mod telemetry;
 mod trace;
 
-pub use campaign::{run_campaign, verify_campaign, CampaignSummary, RunOutcome};
+pub use campaign::{verify_campaign, CampaignSummary, RunOutcome};
+pub use slurm::task as slurm_task;
+
+/// Runs a plan's selected runs into `opts.out`: here (on one GPU or several), or through
+/// Slurm with `opts.slurm`.
+pub fn run_campaign(plan: &colloc_plan::Plan, opts: &RunOptions) -> anyhow::Result<CampaignSummary> {
+    match &opts.slurm {
+        Some(s) => slurm::run(plan, opts, s),
+        None => campaign::run_campaign(plan, opts),
+    }
+}
 pub use cli::RunArgs;
-pub use options::{ProgressMode, RunOptions, Tools};
+pub use options::{ProgressMode, RunOptions, SlurmOptions, Tools};
 pub use sim::{fake_job, SimForeign, SimOptions};

@@ -35,6 +35,16 @@ enum Command {
         #[arg(long)]
         out: PathBuf,
     },
+    /// One task of `--executor slurm`: makes one run of the campaign in its stage directory.
+    #[command(hide = true)]
+    SlurmTask {
+        /// The campaign directory.
+        #[arg(long)]
+        dir: PathBuf,
+        /// The run id.
+        #[arg(long)]
+        run: String,
+    },
     /// The simulated training job (used by --simulate).
     #[command(hide = true)]
     FakeJob {
@@ -71,6 +81,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::FakeJob { job_file } => return ExitCode::from(colloc_runner::fake_job(&job_file) as u8),
         Command::Run(a) => run(*a),
+        Command::SlurmTask { dir, run } => colloc_runner::slurm_task(&dir, &run),
         Command::Verify { out } => colloc_runner::verify_campaign(&out).map(|problems| {
             for p in &problems {
                 eprintln!("{p}");

@@ -9,8 +9,8 @@ use crate::backend::Backend;
 use crate::gpu::NvmlGpu;
 use crate::sim::{SimGpu, SimOptions};
 
-/// Options of [`crate::run_campaign`].
-#[derive(Debug, Clone)]
+/// Options of [`crate::run_campaign`] (serialised for the tasks of `--executor slurm`).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct RunOptions {
     /// The campaign directory (`data/<campaign>`): `runs/`, `SHA256SUMS`, `quarantine/`.
     pub out: PathBuf,
@@ -68,10 +68,13 @@ pub struct RunOptions {
     /// For tests: runs whose id contains this fail every write of their trace as on a full
     /// disk (`ENOSPC`).
     pub fault_disk_full: Option<String>,
+    /// `Some`: the runs go to Slurm as a job array (`--executor slurm`) instead of running
+    /// here.
+    pub slurm: Option<SlurmOptions>,
 }
 
 /// The GPUs of a campaign run on several GPUs of one host.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum GpuList {
     /// These NVML / nvidia-smi indices.
     Indices(Vec<u32>),
@@ -101,11 +104,45 @@ impl std::str::FromStr for GpuList {
     }
 }
 
+/// How the runs go to Slurm.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SlurmOptions {
+    pub partition: Option<String>,
+    pub account: Option<String>,
+    /// Each task's time limit; `None`: from the plan's estimate of the array's longest run.
+    pub time_per_run: Option<Duration>,
+    /// At most this many tasks at once (`--array=…%N`); `None`: as many as the cluster gives.
+    pub max_parallel: Option<u32>,
+    /// Print the batch script and the `sbatch` command; submit nothing.
+    pub dry_run: bool,
+    /// The program the tasks run (`<program> slurm-task …`); `None`: this program.
+    pub task_program: Option<PathBuf>,
+    /// Seconds a task may be gone from the queue without an exit record before it is lost.
+    pub lost_after: Duration,
+    /// How often the queue and the stage directories are looked at.
+    pub poll: Duration,
+}
+
+impl Default for SlurmOptions {
+    fn default() -> Self {
+        SlurmOptions {
+            partition: None,
+            account: None,
+            time_per_run: None,
+            max_parallel: None,
+            dry_run: false,
+            task_program: None,
+            lost_after: Duration::from_secs(10),
+            poll: Duration::from_secs(1),
+        }
+    }
+}
+
 /// How much longer than its plan estimate a run may take, for `time_budget`.
 pub const BUDGET_MARGIN: f64 = 1.25;
 
 /// External programs used to set up MPS and MIG.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Tools {
     pub nvidia_smi: String,
     pub mps_control: String,
@@ -128,7 +165,7 @@ impl Default for Tools {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 pub enum ProgressMode {
     /// Bars when stderr is a terminal, plain lines otherwise.
     Auto,
@@ -164,6 +201,7 @@ impl RunOptions {
             time_budget: None,
             fault_wrong_mps_pipe: None,
             fault_disk_full: None,
+            slurm: None,
         }
     }
 

@@ -15,7 +15,7 @@ use crate::backend::{Backend, GpuProcess};
 use crate::telemetry::{procfs, GpuSource};
 
 /// The simulated backend's settings (`--simulate`).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct SimOptions {
     /// Wall-clock seconds per simulated second (0.01: a 60 s window takes 0.6 s).
     pub time_scale: f64,
@@ -39,7 +39,7 @@ pub struct SimOptions {
 /// A process of someone else that the simulated driver lists on the GPU, from some time
 /// after the release to the end of the run (pid [`super::telemetry::FOREIGN_PID`], a pid no
 /// host has, named `simulated-foreign`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SimForeign {
     /// Runs whose id contains this (empty: every run).
     pub runs: String,
