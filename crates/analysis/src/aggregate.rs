@@ -279,6 +279,7 @@ pub(crate) fn workload_results(
             stats: stats.remove(&vec![id.clone()]).unwrap_or_default(),
             job_stats: (0..w.jobs.len()).map(|i| job_stats.remove(&job_key(id, i)).unwrap_or_default()).collect(),
             cross_host_runs: mine.iter().filter(|r| counted(r) && r.cross_host_baseline).count() as u32,
+            disturbed_runs: mine.iter().filter(|r| counted(r) && r.disturbed).count() as u32,
             job_cross_host_runs: (0..w.jobs.len())
                 .map(|i| {
                     mine.iter()

@@ -566,6 +566,10 @@ pub struct WorkloadResult {
     /// another host's baseline.
     #[serde(default)]
     pub job_cross_host_runs: Vec<u32>,
+    /// Counted repetitions during whose window a foreign process was on the GPU (see
+    /// [`RunResult::disturbed`]).
+    #[serde(default)]
+    pub disturbed_runs: u32,
 }
 
 impl WorkloadResult {

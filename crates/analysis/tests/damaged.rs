@@ -493,8 +493,11 @@ fn a_foreign_process_in_the_window_marks_the_run_disturbed() {
     let foreign = |from: f64, to: f64| foreign_named("python3", from, to);
     let run_of = |r: &colloc_analysis::Results| r.runs.iter().find(|x| x.run_id == run_id()).unwrap().clone();
     let (_d, r) = analyse_damaged(foreign(0.5, 2.0));
-    let run = run_of(&r.unwrap());
+    let r = r.unwrap();
+    let run = run_of(&r);
     assert!(run.disturbed, "{:?}", run.notes);
+    let w = r.workloads.iter().find(|w| w.id == run.workload_id).expect("its workload");
+    assert_eq!(w.disturbed_runs, 1, "the workload counts its disturbed run (tables mark it ‡)");
     let note = run.notes.iter().find(|n| n.contains("foreign process")).expect("a note on the foreign process");
     assert!(note.contains("pid 4242 (python3, 3.00 GiB") && note.contains("disturbed"), "{note}");
     assert!(run.aggregate_throughput.is_some(), "its numbers are still computed");

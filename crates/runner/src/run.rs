@@ -248,6 +248,7 @@ pub fn execute(env: &Env, req: &Request) -> Result<Outcome> {
         elapsed: watch.t0.elapsed().as_secs_f64(),
         signal_text: signals::signal().map(|s| format!(" (signal {s})")).unwrap_or_default(),
         teardown_error: teardown.err().map(|e| format!("{e:#}")),
+        mps_died: guard.mps_died(),
         watch,
         report,
     };
@@ -348,6 +349,8 @@ struct End {
     watch: Watch,
     report: Report,
     teardown_error: Option<String>,
+    /// `mps`, `mps-limited`: the run's daemon no longer answered at the end.
+    mps_died: bool,
     elapsed: f64,
     signal_text: String,
 }
@@ -592,6 +595,15 @@ impl<'a> Run<'a> {
             )
         } else if let Some(f) = &watch.early_failure {
             (RunStatus::Failed, Some(f.clone()))
+        } else if end.mps_died && jobs.jobs.iter().all(|j| j.failure().is_none()) {
+            (
+                RunStatus::Failed,
+                Some(
+                    "the run's MPS daemon died during the run (it no longer answered get_server_list when the run \
+                     ended), so its jobs may not have run under MPS throughout; the next run starts a fresh daemon"
+                        .to_string(),
+                ),
+            )
         } else if let Some(i) = watch.mps_fault {
             let j = &jobs.jobs[i];
             let f = j.failure().unwrap_or_else(|| "failed".into());
@@ -616,6 +628,9 @@ impl<'a> Run<'a> {
                 None => (RunStatus::Ok, None),
             }
         };
+        if end.mps_died && status != RunStatus::Ok && !reason.as_deref().unwrap_or("").contains("MPS daemon died") {
+            reason = reason.map(|r| format!("{r}; the run's MPS daemon had died by the end of the run"));
+        }
         if let Some(t) = teardown_error {
             let text = format!("tearing down {} failed: {t}", w.mode);
             reason = Some(match reason {

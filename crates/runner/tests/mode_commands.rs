@@ -23,7 +23,12 @@ if [ "$1" = "-d" ]; then
   touch "$pipe/standin-running"; exit 0
 fi
 case "$input" in
-  get_server_list) if [ -e "$pipe/standin-running" ]; then exit 0; else echo "Cannot find MPS control daemon process" >&2; exit 1; fi ;;
+  get_server_list)
+    if [ -e "$pipe/standin-running" ]; then
+      # STANDIN_DIE_ONCE: the first daemon dies right after it answered.
+      if [ -n "${STANDIN_DIE_ONCE:-}" ] && [ ! -e "$STANDIN_STATE/died" ]; then touch "$STANDIN_STATE/died"; rm -f "$pipe/standin-running"; fi
+      exit 0
+    else echo "Cannot find MPS control daemon process" >&2; exit 1; fi ;;
   quit) rm -f "$pipe/standin-running"; exit 0 ;;
 esac
 exit 1
@@ -223,6 +228,32 @@ fn mps_daemon_is_started_checked_and_quit_per_run() {
     assert_eq!(m.mps.as_ref().unwrap().pinned_mem_limit_mib, vec![Some(71424), Some(16384)]);
     assert!(!b.camp.join(".runner-state.json").exists(), "nothing left set up");
     assert!(b.smi_calls().is_empty(), "no nvidia-smi call for MPS: {:?}", b.smi_calls());
+}
+
+/// An MPS daemon that dies during a run fails that run with the reason (nothing to quit),
+/// and the next run gets a fresh daemon and is ok.
+#[test]
+fn an_mps_daemon_that_dies_mid_run_fails_its_run_and_the_next_gets_a_fresh_one() {
+    let b = Bench::new(&mps_plan());
+    let out = b.run(&[("STANDIN_DIE_ONCE", "1")], &["--allow-busy-gpu"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "a failed run is a result: {stderr}");
+    let m = meta(&b.camp, "wl-mps.r1");
+    assert_eq!(m.status, RunStatus::Failed);
+    let why = m.reason.unwrap_or_default();
+    assert!(why.contains("MPS daemon died during the run") && why.contains("fresh daemon"), "{why}");
+    let m = meta(&b.camp, "wl-limited.r1");
+    assert_eq!(m.status, RunStatus::Ok, "{:?}", m.reason);
+    let log: Vec<String> = b.log().into_iter().filter(|l| l.starts_with("mps-control")).collect();
+    let starts = log.iter().filter(|l| field(l, "args") == "-d").count();
+    let quits = log.iter().filter(|l| field(l, "stdin") == "quit").count();
+    assert_eq!(
+        (starts, quits),
+        (2, 1),
+        "a fresh daemon for the second run; the dead one is not quit:\n{}",
+        log.join("\n")
+    );
+    assert!(!b.camp.join(".runner-state.json").exists(), "nothing left set up");
 }
 
 /// On two GPUs at once, each GPU's MPS runs get a daemon of their own: started for that GPU

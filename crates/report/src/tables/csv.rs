@@ -11,8 +11,9 @@ pub(crate) fn render(t: &Table) -> String {
     }
     let any = |i: usize, f: fn(&Cell) -> bool| t.rows.iter().any(|r| r.get(i).is_some_and(f));
     let stats_cols: Vec<bool> =
-        (0..t.columns.len()).map(|i| any(i, |c| matches!(c, Cell::Stats(_) | Cell::CrossHost(_)))).collect();
-    let cross_cols: Vec<bool> = (0..t.columns.len()).map(|i| any(i, |c| matches!(c, Cell::CrossHost(_)))).collect();
+        (0..t.columns.len()).map(|i| any(i, |c| matches!(c, Cell::Stats(_) | Cell::Marked(..)))).collect();
+    let cross_cols: Vec<bool> = (0..t.columns.len()).map(|i| any(i, |c| c.marks().cross_host)).collect();
+    let disturbed_cols: Vec<bool> = (0..t.columns.len()).map(|i| any(i, |c| c.marks().disturbed)).collect();
     let ci_cols: Vec<bool> = (0..t.columns.len()).map(|i| any(i, |c| matches!(c, Cell::Ci(_)))).collect();
     let mut header = Vec::new();
     for (i, c) in t.columns.iter().enumerate() {
@@ -30,6 +31,9 @@ pub(crate) fn render(t: &Table) -> String {
         if cross_cols[i] {
             header.push(format!("{} against another host's baseline", c.header));
         }
+        if disturbed_cols[i] {
+            header.push(format!("{} from a disturbed run", c.header));
+        }
     }
     line(&mut out, &header);
     for row in &t.rows {
@@ -38,7 +42,7 @@ pub(crate) fn render(t: &Table) -> String {
             let q = t.columns[i].quantity.unwrap_or(crate::format::Quantity::Plain);
             let num = |v: Option<f64>| v.map(|v| q.number(v)).unwrap_or_default();
             match cell {
-                Cell::Stats(s) | Cell::CrossHost(s) => {
+                Cell::Stats(s) | Cell::Marked(s, _) => {
                     fields.push(num(s.map(|s| s.median)));
                     fields.push(num(s.map(|s| s.min)));
                     fields.push(num(s.map(|s| s.max)));
@@ -61,8 +65,12 @@ pub(crate) fn render(t: &Table) -> String {
                 }
                 other => fields.push(plain(t, i, other)),
             }
+            let yes = |b: bool| if b { "yes".to_string() } else { String::new() };
             if cross_cols[i] {
-                fields.push(if matches!(cell, Cell::CrossHost(_)) { "yes".to_string() } else { String::new() });
+                fields.push(yes(cell.marks().cross_host));
+            }
+            if disturbed_cols[i] {
+                fields.push(yes(cell.marks().disturbed));
             }
         }
         line(&mut out, &fields);
@@ -76,7 +84,7 @@ fn plain(t: &Table, col: usize, cell: &Cell) -> String {
         Cell::Value(v) => {
             v.map(|v| t.columns[col].quantity.unwrap_or(crate::format::Quantity::Plain).number(v)).unwrap_or_default()
         }
-        Cell::Stats(_) | Cell::CrossHost(_) | Cell::Ci(_) => unreachable!("handled by the caller"),
+        Cell::Stats(_) | Cell::Marked(..) | Cell::Ci(_) => unreachable!("handled by the caller"),
     }
 }
 
@@ -111,7 +119,13 @@ mod tests {
             rows: vec![
                 vec![Cell::text("a, b"), Cell::Stats(Some(Stats { median: 2.0, min: 1.0, max: 3.0, n: 3 }))],
                 vec![Cell::text("c"), Cell::text("skipped")],
-                vec![Cell::text("d"), Cell::CrossHost(Some(Stats { median: 1.5, min: 1.5, max: 1.5, n: 1 }))],
+                vec![
+                    Cell::text("d"),
+                    Cell::Marked(
+                        Some(Stats { median: 1.5, min: 1.5, max: 1.5, n: 1 }),
+                        crate::tables::Marks::cross_host(true),
+                    ),
+                ],
             ],
             notes: vec![],
             simulated: true,
@@ -126,5 +140,31 @@ mod tests {
         assert_eq!(lines[2], "\"a, b\",2.00,1.00,3.00,");
         assert_eq!(lines[3], "c,skipped,,,");
         assert_eq!(lines[4], "d,1.50,1.50,1.50,yes");
+    }
+
+    #[test]
+    fn a_disturbed_value_is_marked_in_every_format() {
+        let marks = crate::tables::Marks { cross_host: false, disturbed: true };
+        let t = Table {
+            id: "t",
+            title: "T".into(),
+            caption: "c".into(),
+            columns: vec![Column::text("Workload"), Column::number("Ratio", Quantity::Ratio)],
+            rows: vec![
+                vec![Cell::text("a"), Cell::Marked(Some(Stats { median: 1.5, min: 1.4, max: 1.6, n: 2 }), marks)],
+                vec![Cell::text("b"), Cell::Stats(Some(Stats { median: 2.0, min: 2.0, max: 2.0, n: 1 }))],
+            ],
+            notes: vec![],
+            simulated: false,
+        };
+        let s = render(&t);
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(lines[0], "Workload,Ratio (×) median,Ratio (×) min,Ratio (×) max,Ratio from a disturbed run");
+        assert_eq!((lines[1], lines[2]), ("a,1.50,1.40,1.60,yes", "b,2.00,2.00,2.00,"));
+        assert!(t.display(1, &t.rows[0][1]).ends_with('‡'), "{}", t.display(1, &t.rows[0][1]));
+        assert!(!t.display(1, &t.rows[1][1]).contains('‡'));
+        assert!(t.all_notes().iter().any(|n| n.starts_with("‡:")), "{:?}", t.all_notes());
+        assert!(!t.all_notes().iter().any(|n| n.starts_with("†:")));
+        assert!(crate::tables::latex::render(&t).contains("\\textsuperscript{\\ddag}"));
     }
 }

@@ -48,6 +48,7 @@ pub(crate) fn escape(s: &str) -> String {
             '≤' => out.push_str("$\\leq$"),
             '±' => out.push_str("$\\pm$"),
             '†' => out.push_str("\\textsuperscript{\\dag}"),
+            '‡' => out.push_str("\\textsuperscript{\\ddag}"),
             'Σ' => out.push_str("$\\Sigma$"),
             '→' => out.push_str("$\\rightarrow$"),
             '·' => out.push_str("$\\cdot$"),

@@ -18,9 +18,10 @@ pub(crate) enum Cell {
     Text(String),
     Value(Option<f64>),
     Stats(Option<Stats>),
-    /// Statistics of ratios some of which divide by a baseline measured on another host
-    /// than the run's: shown with [`CROSS_HOST_MARK`] after the number.
-    CrossHost(Option<Stats>),
+    /// Statistics with marks: some divide by a baseline measured on another host than the
+    /// run's ([`CROSS_HOST_MARK`]), some come from a run a foreign process disturbed
+    /// ([`DISTURBED_MARK`]); shown after the number.
+    Marked(Option<Stats>, Marks),
     /// The relative half-width of 95% confidence intervals (shares), over jobs and
     /// repetitions: `±0.4%` (the median), with the maximum in CSV and HTML.
     Ci(Option<Stats>),
@@ -30,15 +31,49 @@ impl Cell {
     pub(crate) fn text(s: impl Into<String>) -> Cell {
         Cell::Text(s.into())
     }
-    /// Ratio statistics, marked when some divide by another host's baseline.
-    pub(crate) fn ratio(s: Option<Stats>, cross_host: bool) -> Cell {
-        if cross_host && s.is_some() {
-            Cell::CrossHost(s)
+    /// Ratio statistics, marked when some divide by another host's baseline or come from a
+    /// disturbed run.
+    pub(crate) fn ratio(s: Option<Stats>, marks: Marks) -> Cell {
+        if (marks.cross_host || marks.disturbed) && s.is_some() {
+            Cell::Marked(s, marks)
         } else {
             Cell::Stats(s)
         }
     }
+
+    fn marks(&self) -> Marks {
+        match self {
+            Cell::Marked(_, m) => *m,
+            _ => Marks::default(),
+        }
+    }
 }
+
+/// What a value's marks say.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub(crate) struct Marks {
+    /// Some value divides by another host's baseline.
+    pub cross_host: bool,
+    /// Some value comes from a run during whose window a foreign process was on the GPU.
+    pub disturbed: bool,
+}
+
+impl Marks {
+    /// A workload's values: marked as its counted runs are.
+    pub(crate) fn of(w: &WorkloadResult) -> Marks {
+        Marks { cross_host: w.cross_host_runs > 0, disturbed: w.disturbed_runs > 0 }
+    }
+
+    pub(crate) fn cross_host(cross_host: bool) -> Marks {
+        Marks { cross_host, disturbed: false }
+    }
+}
+
+/// After a value from a run a foreign process disturbed.
+pub(crate) const DISTURBED_MARK: &str = "‡";
+
+/// The legend of [`DISTURBED_MARK`].
+pub(crate) const DISTURBED_NOTE: &str = "‡: some run of the value had a process of someone else on the GPU during its measurement window (the runner's samples saw it; the run's notes name it): its numbers are disturbed.";
 
 /// After a ratio whose baseline came from another host.
 pub(crate) const CROSS_HOST_MARK: &str = "†";
@@ -104,8 +139,13 @@ impl Table {
             Cell::Text(s) => s.clone(),
             Cell::Value(v) => q.opt(*v),
             Cell::Stats(s) => q.stats(*s),
-            Cell::CrossHost(s) => match s {
-                Some(_) => format!("{}{CROSS_HOST_MARK}", q.stats(*s)),
+            Cell::Marked(s, m) => match s {
+                Some(_) => format!(
+                    "{}{}{}",
+                    q.stats(*s),
+                    if m.cross_host { CROSS_HOST_MARK } else { "" },
+                    if m.disturbed { DISTURBED_MARK } else { "" }
+                ),
                 None => MISSING.to_string(),
             },
             Cell::Ci(s) => s.map_or_else(|| MISSING.to_string(), |s| half_width(s.median)),
@@ -135,11 +175,14 @@ impl Table {
     pub(crate) fn all_notes(&self) -> Vec<String> {
         let mut notes = self.notes.clone();
         let any = |f: fn(&Cell) -> bool| self.rows.iter().flatten().any(f);
-        if any(|c| matches!(c, Cell::Stats(_) | Cell::CrossHost(_))) {
+        if any(|c| matches!(c, Cell::Stats(_) | Cell::Marked(..))) {
             notes.push("Values are the median over repetitions, with min–max in parentheses.".to_string());
         }
-        if any(|c| matches!(c, Cell::CrossHost(_))) {
+        if any(|c| c.marks().cross_host) {
             notes.push(CROSS_HOST_NOTE.to_string());
+        }
+        if any(|c| c.marks().disturbed) {
+            notes.push(DISTURBED_NOTE.to_string());
         }
         if any(|c| matches!(c, Cell::Ci(_))) {
             notes.push(CI_NOTE.to_string());

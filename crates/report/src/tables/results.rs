@@ -5,7 +5,7 @@ use colloc_analysis::{Results, WorkloadResult};
 use colloc_spec::Mode;
 use colloc_trace::meta::RunStatus;
 
-use super::{status_notes, Cell, Column, Table};
+use super::{status_notes, Cell, Column, Marks, Table};
 use crate::format::{number_word, Quantity};
 use crate::legend::{mix_classes, mix_experiments, mix_jobs_and_slices, mix_sizes};
 use crate::order::{is_mix, mix_position, mode_name, workload_key, MODES};
@@ -126,9 +126,9 @@ pub(crate) fn homogeneous(results: &Results) -> Table {
                 Cell::Stats(w.stats.per_job_epoch_seconds),
                 Cell::Stats(w.stats.aggregate_throughput),
                 Cell::Ci(w.stats.throughput_ci_rel),
-                Cell::ratio(w.stats.aggregate_ratio, w.cross_host_runs > 0),
-                Cell::ratio(w.stats.antt, w.cross_host_runs > 0),
-                Cell::ratio(w.stats.fairness, w.cross_host_runs > 0),
+                Cell::ratio(w.stats.aggregate_ratio, Marks::of(w)),
+                Cell::ratio(w.stats.antt, Marks::of(w)),
+                Cell::ratio(w.stats.fairness, Marks::of(w)),
                 Cell::Stats(w.stats.mem_used_bytes_max),
                 Cell::Value(w.stats.mem_used_share.map(|s| s.median)),
             ]
@@ -215,7 +215,7 @@ pub(crate) fn interference(results: &Results) -> Table {
                 row.push(match c {
                     None => Cell::text("·"),
                     Some(c) if c.normalised_throughput.is_some() => {
-                        Cell::ratio(c.normalised_throughput, c.cross_host_baseline)
+                        Cell::ratio(c.normalised_throughput, Marks::cross_host(c.cross_host_baseline))
                     }
                     Some(_) => Cell::text("—"),
                 });
@@ -293,9 +293,7 @@ pub(crate) fn mixes(results: &Results) -> Table {
         for m in &modes {
             row.push(match of(*m) {
                 None => Cell::text("·"),
-                Some(w) if w.stats.aggregate_ratio.is_some() => {
-                    Cell::ratio(w.stats.aggregate_ratio, w.cross_host_runs > 0)
-                }
+                Some(w) if w.stats.aggregate_ratio.is_some() => Cell::ratio(w.stats.aggregate_ratio, Marks::of(w)),
                 Some(w) if !w.feasible || w.status == RunStatus::Infeasible => Cell::text("infeasible"),
                 Some(w) if w.status == RunStatus::Ok => Cell::text(match w.stats.aggregate_throughput {
                     Some(t) => format!("{} (no run alone)", Quantity::Throughput.with_unit(t.median)),
@@ -309,7 +307,7 @@ pub(crate) fn mixes(results: &Results) -> Table {
             });
             for metric in [|w: &WorkloadResult| w.stats.antt, |w: &WorkloadResult| w.stats.fairness] {
                 row.push(match of(*m) {
-                    Some(w) if metric(w).is_some() => Cell::ratio(metric(w), w.cross_host_runs > 0),
+                    Some(w) if metric(w).is_some() => Cell::ratio(metric(w), Marks::of(w)),
                     _ => Cell::text("·"),
                 });
             }

@@ -63,6 +63,11 @@ impl ModeGuard {
         }
     }
 
+    /// Whether the run's MPS daemon had died when the run ended.
+    pub fn mps_died(&self) -> bool {
+        matches!(&self.active, Active::Mps(d) if d.died())
+    }
+
     /// For `meta.json`: whether the MIG instances were destroyed and checked gone.
     pub fn mig_torn_down(&self) -> bool {
         match &self.active {

@@ -28,6 +28,8 @@ pub struct Daemon {
     tools: Tools,
     leftovers: Arc<Leftovers>,
     running: bool,
+    /// The daemon no longer answered when the run ended: it died during the run.
+    died: bool,
 }
 
 fn control(tools: &Tools, pipe: &Path, log: &Path, input: &str) -> Cmd {
@@ -70,6 +72,7 @@ impl Daemon {
             tools: ctx.tools.clone(),
             leftovers: ctx.leftovers.clone(),
             running: false,
+            died: false,
         };
         if !ctx.exec {
             d.running = true;
@@ -161,6 +164,11 @@ impl Daemon {
         }
     }
 
+    /// Whether the daemon had died when the run ended (found by [`Daemon::quit`]).
+    pub fn died(&self) -> bool {
+        self.died
+    }
+
     /// Stops the daemon (idempotent).
     pub fn quit(&mut self) -> Result<()> {
         if !self.running {
@@ -170,7 +178,12 @@ impl Daemon {
         if !self.exec {
             return Ok(());
         }
-        quit_at(&self.tools, &self.pipe, &self.log)?;
+        // A daemon that no longer answers died during the run: nothing to quit.
+        if answers(&self.tools, &self.pipe, &self.log).map(|(up, _)| up).unwrap_or(true) {
+            quit_at(&self.tools, &self.pipe, &self.log)?;
+        } else {
+            self.died = true;
+        }
         self.leftovers.remove_mps(&self.pipe.to_string_lossy())?;
         // The pipe directory is no longer used; empty log directories go too.
         let _ = std::fs::remove_dir_all(&self.pipe);
