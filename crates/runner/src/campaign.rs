@@ -277,6 +277,8 @@ pub(crate) struct Prepared {
     pub campaign: String,
     /// Run ids to make, in plan order (no baseline is added: the hosts are not known).
     pub todo: Vec<String>,
+    /// The GPU model of the campaign's runs, when it has some (or the options say).
+    pub gpu_model: Option<String>,
     pub summary: CampaignSummary,
     _lock: Lock,
 }
@@ -305,7 +307,8 @@ pub(crate) fn prepare(plan: &Plan, opts: &RunOptions, progress: &Progress) -> Re
     if !todo.is_empty() {
         check_versions(&dir, listed.len(), &metas, &software(plan, opts), opts.allow_mixed_versions, progress)?;
     }
-    Ok(Prepared { dir, campaign, todo, summary, _lock: lock })
+    let gpu_model = campaign_gpu_model(&metas, opts.gpu_model.as_deref())?;
+    Ok(Prepared { dir, campaign, todo, gpu_model, summary, _lock: lock })
 }
 
 /// Runs a plan's selected workloads into `opts.out`.
@@ -334,6 +337,9 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
     let mut todo = select(plan, opts, &listed, &mut summary);
     // Read once; verified below before anything runs (a mismatch stops the campaign).
     let metas = if todo.is_empty() { BTreeMap::new() } else { listed_metas(&dir, &listed) };
+    if !todo.is_empty() {
+        check_gpu_model(&dir, campaign_gpu_model(&metas, opts.gpu_model.as_deref())?.as_deref(), &gpus)?;
+    }
     let mut book = BaselineBook::new(&metas, &todo);
     if opts.host_baselines && !todo.is_empty() && !several {
         // Runs skipped or infeasible here (MIG runs with MIG mode off) need no baseline here.
@@ -378,13 +384,6 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
                 ));
             }
         }
-    }
-    let names: BTreeSet<&str> = gpus.iter().map(|g| g.name()).collect();
-    if names.len() > 1 {
-        progress.log(&format!(
-            "note: the GPUs are not all one model ({}): each workload's runs stay on one GPU, and each run records its GPU",
-            names.into_iter().collect::<Vec<_>>().join(", ")
-        ));
     }
     let on = gpus.iter().map(|g| format!("GPU {} ({}, {})", g.index(), g.name(), g.uuid())).collect::<Vec<_>>();
     progress.log(&format!(
@@ -519,6 +518,45 @@ fn gpu_worker(c: &Common, gpu: &dyn Backend, mps_dirs: &MpsDirs, several: bool) 
         preloaded: preload.is_some(),
     };
     work(&env, c.shared, c.ours, c.exec_modes, preload.as_mut())
+}
+
+/// The GPU model the campaign is made on: `expected`, else the model its runs record (the
+/// first run's; runs of several models are an error naming them).
+pub(crate) fn campaign_gpu_model(metas: &BTreeMap<String, RunMeta>, expected: Option<&str>) -> Result<Option<String>> {
+    let models: BTreeSet<&str> = metas.values().filter_map(|m| m.gpu.as_ref()).map(|g| g.name.as_str()).collect();
+    if models.len() > 1 {
+        bail!(
+            "the campaign's runs were made on several GPU models ({}); a campaign is made on one",
+            models.into_iter().collect::<Vec<_>>().join(", ")
+        );
+    }
+    let found = models.into_iter().next();
+    match (expected, found) {
+        (Some(e), Some(f)) if e != f => bail!("the campaign's runs were made on {f}, not on {e}"),
+        (Some(e), _) => Ok(Some(e.to_string())),
+        (None, f) => Ok(f.map(str::to_string)),
+    }
+}
+
+/// An error when a GPU is not the campaign's model: ratios and throughputs of two models do
+/// not pool, so runs on another model go into a campaign directory of their own.
+pub(crate) fn check_gpu_model(dir: &Path, model: Option<&str>, gpus: &[Box<dyn Backend>]) -> Result<()> {
+    let first = model.map(str::to_string).or_else(|| gpus.first().map(|g| g.name().to_string()));
+    for g in gpus {
+        if let Some(m) = &first {
+            if g.name() != m {
+                bail!(
+                    "GPU {} is {}, but the runs of {} are made on {m}: a campaign is made on one GPU model \
+                     (ratios of two models do not pool); run on a GPU of that model, or into a new directory \
+                     (`cargo xtask run --here` names one after the GPU), and compare the two with `cargo xtask compare`",
+                    g.index(),
+                    g.name(),
+                    dir.display()
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 /// An error for an `--only` pattern that selects no run of the plan.

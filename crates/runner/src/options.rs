@@ -71,6 +71,9 @@ pub struct RunOptions {
     /// `Some`: the runs go to Slurm as a job array (`--executor slurm`) instead of running
     /// here.
     pub slurm: Option<SlurmOptions>,
+    /// The GPU model (NVML's name) every run must be made on; `None`: the model of the
+    /// campaign's runs, when it has some. A campaign is made on one model.
+    pub gpu_model: Option<String>,
 }
 
 /// The GPUs of a campaign run on several GPUs of one host.
@@ -202,6 +205,7 @@ impl RunOptions {
             fault_wrong_mps_pipe: None,
             fault_disk_full: None,
             slurm: None,
+            gpu_model: None,
         }
     }
 

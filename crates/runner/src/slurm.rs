@@ -64,6 +64,8 @@ pub fn run(plan: &Plan, opts: &RunOptions, slurm: &SlurmOptions) -> Result<Campa
     let dir = prep.dir.clone();
     let sdir = dir.join(SLURM_DIR);
     let mut summary = prep.summary;
+    // Every task makes its run on the campaign's GPU model (the first merged run sets it).
+    let mut gpu_model = prep.gpu_model.clone();
     let name = job_name(plan, &dir);
 
     // What earlier invocations submitted and is still in the queue.
@@ -78,7 +80,7 @@ pub fn run(plan: &Plan, opts: &RunOptions, slurm: &SlurmOptions) -> Result<Campa
         }
     }
     // Stages of tasks that ended: merged, or quarantined to be made again.
-    merge_finished(&dir, &mut summary, &in_flight, &progress)?;
+    merge_finished(&dir, &mut summary, &in_flight, &mut gpu_model, &progress)?;
 
     let done_now: BTreeSet<String> = summary.runs.iter().map(|r| r.run_id.clone()).collect();
     let pending: Vec<&str> = prep
@@ -98,7 +100,9 @@ pub fn run(plan: &Plan, opts: &RunOptions, slurm: &SlurmOptions) -> Result<Campa
     if !pending.is_empty() {
         fs::create_dir_all(sdir.join("logs")).with_context(|| format!("cannot create {}", sdir.display()))?;
         write_json(&sdir.join("plan.json"), plan)?;
-        write_json(&sdir.join("options.json"), opts)?;
+        let mut task_opts = opts.clone();
+        task_opts.gpu_model = gpu_model.clone();
+        write_json(&sdir.join("options.json"), &task_opts)?;
         let max_array = if slurm.dry_run { 1001 } else { max_array_size() };
         let chunk = max_array.saturating_sub(1).max(1);
         for (k, part) in pending.chunks(chunk).enumerate() {
@@ -175,7 +179,7 @@ pub fn run(plan: &Plan, opts: &RunOptions, slurm: &SlurmOptions) -> Result<Campa
         }
         for run in ended {
             in_flight.remove(&run);
-            merge_one(&dir, &run, &mut summary, &progress)?;
+            merge_one(&dir, &run, &mut summary, &mut gpu_model, &progress)?;
         }
         if summary.runs.len() != before {
             progress.log(&format!("{} task(s) in Slurm's queue", in_flight.len()));
@@ -366,6 +370,7 @@ fn merge_finished(
     dir: &Path,
     summary: &mut CampaignSummary,
     in_flight: &BTreeMap<String, (String, usize)>,
+    gpu_model: &mut Option<String>,
     progress: &Progress,
 ) -> Result<()> {
     let stages = dir.join(SLURM_DIR).join("stage");
@@ -373,19 +378,37 @@ fn merge_finished(
     let mut names: Vec<String> = entries.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
     names.sort();
     for run in names.into_iter().filter(|r| !in_flight.contains_key(r)) {
-        merge_one(dir, &run, summary, progress)?;
+        merge_one(dir, &run, summary, gpu_model, progress)?;
     }
     Ok(())
 }
 
 /// A task that ended: its run into the campaign when its stage verifies and holds it
 /// complete, else its stage into `quarantine/` and the run counted as lost.
-fn merge_one(dir: &Path, run: &str, summary: &mut CampaignSummary, progress: &Progress) -> Result<()> {
+fn merge_one(
+    dir: &Path,
+    run: &str,
+    summary: &mut CampaignSummary,
+    gpu_model: &mut Option<String>,
+    progress: &Progress,
+) -> Result<()> {
     let stage = stage_dir(dir, run);
     let exit: Option<ExitRecord> =
         fs::read_to_string(stage.join(EXIT_RECORD)).ok().and_then(|t| serde_json::from_str(&t).ok());
-    match staged_run(&stage, run) {
-        Ok(meta) => {
+    let staged = staged_run(&stage, run).and_then(|meta| {
+        let model = meta.gpu.as_ref().map(|g| g.name.clone());
+        match (gpu_model.as_deref(), model.as_deref()) {
+            (Some(want), Some(got)) if want != got => {
+                Err(format!("it was made on {got}, but the campaign's runs are made on {want}"))
+            }
+            _ => Ok((meta, model)),
+        }
+    });
+    match staged {
+        Ok((meta, model)) => {
+            if gpu_model.is_none() {
+                *gpu_model = model;
+            }
             let from = stage.join(RUNS_DIR).join(run);
             let to = dir.join(RUNS_DIR).join(run);
             if to.exists() {

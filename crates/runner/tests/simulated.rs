@@ -899,3 +899,25 @@ fn nvml_errors_mid_sampling_leave_empty_fields_with_the_reason_and_the_run_goes_
     assert!(rows("e33-b.r1").iter().all(|r| !r[power].is_empty()));
     assert!(!meta(d.path(), "e33-b.r1").telemetry.unavailable.contains_key("power_w"));
 }
+
+/// A campaign is made on one GPU model: a run on another model is refused before anything
+/// runs, naming both.
+#[test]
+fn runs_on_another_gpu_model_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let p = plan(vec![
+        workload("e33-a", Mode::Exclusive, vec![job("resnet26")]),
+        workload("e33-b", Mode::Exclusive, vec![job("resnet50")]),
+    ]);
+    let mut o = sim_options(d.path());
+    o.only = vec!["e33-a".into()];
+    run_campaign(&p, &o).unwrap();
+    let mut other = p.clone();
+    other.gpu.name = "NVIDIA A100-SXM4-40GB".into();
+    o.only = vec!["e33-b".into()];
+    let e = format!("{:#}", run_campaign(&other, &o).unwrap_err());
+    assert!(e.contains("a campaign is made on one GPU model") && e.contains("A100") && e.contains("H200"), "{e}");
+    assert!(!d.path().join("runs/e33-b.r1").exists());
+    // The campaign's own model goes on.
+    assert_eq!(run_campaign(&p, &o).unwrap().runs.len(), 1);
+}
