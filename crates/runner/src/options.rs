@@ -74,6 +74,11 @@ pub struct RunOptions {
     /// The GPU model (NVML's name) every run must be made on; `None`: the model of the
     /// campaign's runs, when it has some. A campaign is made on one model.
     pub gpu_model: Option<String>,
+    /// This runner is a task of `--executor slurm`: MIG runs are recorded as skipped (a
+    /// task holds one whole GPU; MIG slices under Slurm are pre-partitioned and requested as
+    /// typed GRES, which the tasks do not request).
+    #[serde(default)]
+    pub in_slurm_task: bool,
 }
 
 /// The GPUs of a campaign run on several GPUs of one host.
@@ -206,6 +211,7 @@ impl RunOptions {
             fault_disk_full: None,
             slurm: None,
             gpu_model: None,
+            in_slurm_task: false,
         }
     }
 

@@ -266,6 +266,13 @@ impl Env<'_> {
             let reason = w.reason.clone().unwrap_or_else(|| "the plan marks this workload infeasible".into());
             return Ok(Some((RunStatus::Infeasible, reason)));
         }
+        if w.mode == Mode::Mig && self.opts.in_slurm_task {
+            let reason = "a Slurm task holds one whole GPU and makes no MIG instances; MIG runs under Slurm need \
+                          pre-partitioned MIG slices requested as typed GRES, which the tasks do not request: \
+                          make them with --executor local on a host whose MIG mode is on"
+                .to_string();
+            return Ok(Some((RunStatus::Skipped, reason)));
+        }
         let gpu_i = self.backend.index();
         let mig_on = self.backend.mig_enabled_for(w.mode)?;
         if w.mode == Mode::Mig && !mig_on {

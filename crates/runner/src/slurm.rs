@@ -496,6 +496,7 @@ pub fn task(dir: &Path, run: &str) -> Result<std::process::ExitCode> {
     opts.time_budget = None;
     opts.progress = crate::options::ProgressMode::Plain;
     opts.gpu_index = slurm_gpu(&opts)?;
+    opts.in_slurm_task = true;
     let summary = campaign::run_campaign(&plan, &opts)?;
     eprintln!("{}", summary.render());
     Ok(summary.exit_code())

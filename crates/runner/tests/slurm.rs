@@ -125,15 +125,24 @@ fn a_campaign_through_slurm_makes_every_run_and_one_manifest() {
     let mut p = exclusive_plan(6);
     p.workloads.push(workload("e33-x2-mps", Mode::Mps, vec![job("resnet26"), job("resnet26")]));
     p.workloads.push(workload("e33-x2-naive", Mode::Naive, vec![job("resnet26"), job("resnet26")]));
+    p.workloads.push(workload(
+        "e33-x2-mig",
+        Mode::Mig,
+        vec![mig_job("resnet26", "3g.71gb"), mig_job("resnet26", "3g.71gb")],
+    ));
     let c = Campaign::new(&p);
     let t0 = Instant::now();
     let out = c.run(&cluster, "0.01", &["--max-parallel", "4"]);
     let wall = t0.elapsed().as_secs_f64();
     assert!(out.status.success(), "{}", stderr(&out));
-    eprintln!("8 runs through Slurm (4 at once): {wall:.1} s");
+    eprintln!("9 runs through Slurm (4 at once): {wall:.1} s");
     for w in &p.workloads {
         let m = meta(&c.camp(), &format!("{}.r1", w.id));
-        assert_eq!(m.status, RunStatus::Ok, "{}: {:?}", w.id, m.reason);
+        let want = if w.mode == Mode::Mig { RunStatus::Skipped } else { RunStatus::Ok };
+        assert_eq!(m.status, want, "{}: {:?}", w.id, m.reason);
+        if w.mode == Mode::Mig {
+            assert!(m.reason.as_deref().unwrap_or("").contains("typed GRES"), "{:?}", m.reason);
+        }
     }
     let (ok, text) = sha256sum_check(&c.camp());
     assert!(ok, "{text}");
