@@ -97,12 +97,14 @@ pub fn run(plan: &Plan, opts: &RunOptions, slurm: &SlurmOptions) -> Result<Campa
         summary.already_done.len()
     ));
 
-    if !pending.is_empty() {
+    if !pending.is_empty() && !slurm.dry_run {
         fs::create_dir_all(sdir.join("logs")).with_context(|| format!("cannot create {}", sdir.display()))?;
         write_json(&sdir.join("plan.json"), plan)?;
         let mut task_opts = opts.clone();
         task_opts.gpu_model = gpu_model.clone();
         write_json(&sdir.join("options.json"), &task_opts)?;
+    }
+    if !pending.is_empty() {
         let max_array = if slurm.dry_run { 1001 } else { max_array_size() };
         let chunk = max_array.saturating_sub(1).max(1);
         for (k, part) in pending.chunks(chunk).enumerate() {

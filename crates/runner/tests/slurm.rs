@@ -5,7 +5,8 @@
 //!
 //! Needs Slurm and munge installed (`tests/slurm/install.sh`, which `.ci/run` calls) and
 //! root: `cargo test -p colloc-runner --test slurm -- --ignored`. Where Slurm cannot start,
-//! the tests fail with its logs; they never pass without it.
+//! the tests fail with its logs; they never pass without it. The dry run and the check of
+//! the Slurm options need no cluster and run with the other tests.
 
 mod common;
 
@@ -212,4 +213,52 @@ fn a_task_stopped_by_its_time_limit_is_made_again_on_resume() {
     for r in ["e33-w0-exclusive.r1", "e33-w1-exclusive.r1"] {
         assert_eq!(meta(&c.camp(), r).status, RunStatus::Ok);
     }
+}
+
+/// `--dry-run` needs no cluster: it prints the batch script and the `sbatch` line, submits
+/// nothing and writes nothing.
+#[test]
+fn a_dry_run_prints_the_batch_script_and_submits_nothing() {
+    let p = exclusive_plan(3);
+    let c = Campaign::new(&p);
+    let out = Command::new(runner_bin())
+        .args(["run", "--plan"])
+        .arg(&c.plan)
+        .arg("--out")
+        .arg(c.camp())
+        .args(["--simulate", "--progress", "plain", "--executor", "slurm", "--dry-run", "--max-parallel", "2"])
+        .args(["--partition", "gpu-a100", "--account", "proj42", "--time-per-run", "7"])
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}{text}", stderr(&out));
+    for want in [
+        "#SBATCH --gres=gpu:1",
+        "#SBATCH --time=7",
+        "#SBATCH --partition=gpu-a100",
+        "#SBATCH --account=proj42",
+        "#SBATCH --signal=B:USR2@",
+        "slurm-task --dir",
+        "sbatch --parsable --array=0-2%2",
+    ] {
+        assert!(text.contains(want), "{want} missing:\n{text}");
+    }
+    assert!(!c.camp().join(".slurm").exists(), "a dry run writes nothing");
+    assert!(!c.camp().join("SHA256SUMS").exists() || c.listed().is_empty());
+}
+
+#[test]
+fn slurm_options_need_the_slurm_executor() {
+    let c = Campaign::new(&exclusive_plan(1));
+    let out = Command::new(runner_bin())
+        .args(["run", "--plan"])
+        .arg(&c.plan)
+        .arg("--out")
+        .arg(c.camp())
+        .args(["--simulate", "--partition", "x"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("need --executor slurm"), "{}", stderr(&out));
 }
