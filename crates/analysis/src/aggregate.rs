@@ -397,6 +397,7 @@ pub(crate) fn interference(workloads: &[WorkloadResult]) -> Vec<InterferenceCell
                 co_runners: co_runners.join("+"),
                 normalised_throughput,
                 cross_host_baseline,
+                disturbed: w.disturbed_runs > 0,
             });
         }
     }

@@ -103,6 +103,10 @@ pub struct InterferenceCell {
     /// (see [`BaselineHost`]).
     #[serde(default)]
     pub cross_host_baseline: bool,
+    /// Some of those values come from a run a foreign process disturbed (the mix's
+    /// [`WorkloadResult::disturbed_runs`]).
+    #[serde(default)]
+    pub disturbed: bool,
 }
 
 /// A workload of the campaign's plan none of whose runs is made yet. Whether its layout

@@ -123,7 +123,7 @@ mod tests {
                     Cell::text("d"),
                     Cell::Marked(
                         Some(Stats { median: 1.5, min: 1.5, max: 1.5, n: 1 }),
-                        crate::tables::Marks::cross_host(true),
+                        crate::tables::Marks { cross_host: true, disturbed: false },
                     ),
                 ],
             ],

@@ -63,10 +63,6 @@ impl Marks {
     pub(crate) fn of(w: &WorkloadResult) -> Marks {
         Marks { cross_host: w.cross_host_runs > 0, disturbed: w.disturbed_runs > 0 }
     }
-
-    pub(crate) fn cross_host(cross_host: bool) -> Marks {
-        Marks { cross_host, disturbed: false }
-    }
 }
 
 /// After a value from a run a foreign process disturbed.

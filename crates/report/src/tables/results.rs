@@ -214,9 +214,10 @@ pub(crate) fn interference(results: &Results) -> Table {
                 });
                 row.push(match c {
                     None => Cell::text("·"),
-                    Some(c) if c.normalised_throughput.is_some() => {
-                        Cell::ratio(c.normalised_throughput, Marks::cross_host(c.cross_host_baseline))
-                    }
+                    Some(c) if c.normalised_throughput.is_some() => Cell::ratio(
+                        c.normalised_throughput,
+                        Marks { cross_host: c.cross_host_baseline, disturbed: c.disturbed },
+                    ),
                     Some(_) => Cell::text("—"),
                 });
             }
