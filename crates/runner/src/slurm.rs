@@ -80,7 +80,9 @@ pub fn run(plan: &Plan, opts: &RunOptions, slurm: &SlurmOptions) -> Result<Campa
         }
     }
     // Stages of tasks that ended: merged, or quarantined to be made again.
-    merge_finished(&dir, &mut summary, &in_flight, &mut gpu_model, &progress)?;
+    if !slurm.dry_run {
+        merge_finished(&dir, &mut summary, &in_flight, &mut gpu_model, &progress)?;
+    }
 
     let done_now: BTreeSet<String> = summary.runs.iter().map(|r| r.run_id.clone()).collect();
     let pending: Vec<&str> = prep
