@@ -166,16 +166,7 @@ fn quarantine(dir: &Path, listed: &BTreeSet<String>) -> Result<Vec<(PathBuf, Pat
             continue;
         }
         let base = name.strip_prefix(TMP_PREFIX).unwrap_or(&name).trim_start_matches('.').to_string();
-        let qdir = dir.join(QUARANTINE_DIR);
-        fs::create_dir_all(&qdir).with_context(|| format!("cannot create {}", qdir.display()))?;
-        let mut n = 1;
-        let to = loop {
-            let cand = qdir.join(format!("{base}.{n}"));
-            if !cand.exists() {
-                break cand;
-            }
-            n += 1;
-        };
+        let to = quarantine_place(dir, &base)?;
         let from = runs.join(&name);
         fs::rename(&from, &to).with_context(|| format!("cannot move {} to {}", from.display(), to.display()))?;
         moved.push((from, to));
@@ -185,6 +176,20 @@ fn quarantine(dir: &Path, listed: &BTreeSet<String>) -> Result<Vec<(PathBuf, Pat
         manifest::fsync_dir(&dir.join(QUARANTINE_DIR))?;
     }
     Ok(moved)
+}
+
+/// The first free `quarantine/<base>.<n>` of a campaign (`quarantine/` made if missing).
+pub(crate) fn quarantine_place(dir: &Path, base: &str) -> Result<PathBuf> {
+    let qdir = dir.join(QUARANTINE_DIR);
+    fs::create_dir_all(&qdir).with_context(|| format!("cannot create {}", qdir.display()))?;
+    let mut n = 1;
+    loop {
+        let cand = qdir.join(format!("{base}.{n}"));
+        if !cand.exists() {
+            return Ok(cand);
+        }
+        n += 1;
+    }
 }
 
 /// Removes what a killed runner left: MPS daemons it started and MIG instances it created
@@ -284,6 +289,30 @@ pub(crate) struct Prepared {
 }
 
 pub(crate) fn prepare(plan: &Plan, opts: &RunOptions, progress: &Progress) -> Result<Prepared> {
+    let o = open(plan, opts)?;
+    let mut summary = o.summary;
+    tidy(&o.dir, &o.listed, &mut summary, progress)?;
+    let todo: Vec<String> = o.todo.into_iter().map(|t| t.run_id).collect();
+    if !todo.is_empty() {
+        check_versions(&o.dir, o.listed.len(), &o.metas, &software(plan, opts), opts.allow_mixed_versions, progress)?;
+    }
+    let gpu_model = campaign_gpu_model(&o.metas, opts.gpu_model.as_deref())?;
+    Ok(Prepared { dir: o.dir, campaign: o.campaign, todo, gpu_model, summary, _lock: o.lock })
+}
+
+/// A campaign directory opened for runs: locked, its manifest read, the runs to make
+/// selected, and (when there are any) the listed runs' `meta.json` read once.
+struct Opened<'a> {
+    dir: PathBuf,
+    lock: Lock,
+    campaign: String,
+    listed: BTreeSet<String>,
+    summary: CampaignSummary,
+    todo: Vec<Todo<'a>>,
+    metas: BTreeMap<String, RunMeta>,
+}
+
+fn open<'a>(plan: &'a Plan, opts: &RunOptions) -> Result<Opened<'a>> {
     opts.check()?;
     fs::create_dir_all(&opts.out).with_context(|| format!("cannot create {}", opts.out.display()))?;
     let dir = opts.out.canonicalize().with_context(|| format!("cannot resolve {}", opts.out.display()))?;
@@ -297,46 +326,29 @@ pub(crate) fn prepare(plan: &Plan, opts: &RunOptions, progress: &Progress) -> Re
     let listed = listed_runs(&m);
     check_only(plan, opts)?;
     let mut summary = CampaignSummary { campaign_dir: dir.clone(), ..Default::default() };
-    let todo: Vec<String> = select(plan, opts, &listed, &mut summary).into_iter().map(|t| t.run_id).collect();
+    let todo = select(plan, opts, &listed, &mut summary);
+    // Read once; verified (by `tidy`) before anything runs (a mismatch stops the campaign).
     let metas = if todo.is_empty() { BTreeMap::new() } else { listed_metas(&dir, &listed) };
-    summary.quarantined = quarantine(&dir, &listed)?;
+    Ok(Opened { dir, lock, campaign, listed, summary, todo, metas })
+}
+
+/// Incomplete entries of `runs/` to `quarantine/`, then the check of the listed runs.
+fn tidy(dir: &Path, listed: &BTreeSet<String>, summary: &mut CampaignSummary, progress: &Progress) -> Result<()> {
+    summary.quarantined = quarantine(dir, listed)?;
     for (from, to) in &summary.quarantined {
         progress.log(&format!("incomplete {} moved to {}", from.display(), to.display()));
     }
-    check_listed_runs(&dir)?;
-    if !todo.is_empty() {
-        check_versions(&dir, listed.len(), &metas, &software(plan, opts), opts.allow_mixed_versions, progress)?;
-    }
-    let gpu_model = campaign_gpu_model(&metas, opts.gpu_model.as_deref())?;
-    Ok(Prepared { dir, campaign, todo, gpu_model, summary, _lock: lock })
+    check_listed_runs(dir)
 }
 
 /// Runs a plan's selected workloads into `opts.out`.
 pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
     let started = std::time::Instant::now();
-    opts.check()?;
-    fs::create_dir_all(&opts.out).with_context(|| format!("cannot create {}", opts.out.display()))?;
-    let dir = opts.out.canonicalize().with_context(|| format!("cannot resolve {}", opts.out.display()))?;
-    let _lock = lock(&dir)?;
-    signals::install();
-
+    let Opened { dir, lock: _lock, campaign, listed, mut summary, mut todo, metas } = open(plan, opts)?;
     let indices = opts.gpu_indices()?;
     let several = indices.len() > 1;
     let gpus = indices.iter().map(|&i| opts.backend(i, &plan.gpu)).collect::<Result<Vec<_>>>()?;
     let exec_modes = gpus[0].executes_mode_commands();
-    let campaign = plan
-        .campaign
-        .clone()
-        .unwrap_or_else(|| dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
-
-    // Selection.
-    let m = manifest::read(&dir).map_err(|e| anyhow!("{e}"))?;
-    let listed = listed_runs(&m);
-    check_only(plan, opts)?;
-    let mut summary = CampaignSummary { campaign_dir: dir.clone(), ..Default::default() };
-    let mut todo = select(plan, opts, &listed, &mut summary);
-    // Read once; verified below before anything runs (a mismatch stops the campaign).
-    let metas = if todo.is_empty() { BTreeMap::new() } else { listed_metas(&dir, &listed) };
     if !todo.is_empty() {
         check_gpu_model(&dir, campaign_gpu_model(&metas, opts.gpu_model.as_deref())?.as_deref(), &gpus)?;
     }
@@ -358,11 +370,7 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
     if exec_modes {
         clean_leftovers(&leftovers, opts, &dirs[0], &progress)?;
     }
-    summary.quarantined = quarantine(&dir, &listed)?;
-    for (from, to) in &summary.quarantined {
-        progress.log(&format!("incomplete {} moved to {}", from.display(), to.display()));
-    }
-    check_listed_runs(&dir)?;
+    tidy(&dir, &listed, &mut summary, &progress)?;
     let mut sw = software(plan, opts);
     if !todo.is_empty() {
         sw.environment = provenance::environment_check(&opts.job_command);

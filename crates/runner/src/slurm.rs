@@ -17,7 +17,7 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use colloc_plan::Plan;
-use colloc_trace::layout::{self, QUARANTINE_DIR, RUNS_DIR};
+use colloc_trace::layout::{self, RUNS_DIR};
 use colloc_trace::manifest;
 use colloc_trace::meta::RunMeta;
 use serde::{Deserialize, Serialize};
@@ -301,10 +301,8 @@ fn shell_quote(s: &str) -> String {
 }
 
 fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<()> {
-    let text = serde_json::to_string_pretty(v).context("serialising JSON")?;
-    let tmp = path.with_extension("json.tmp");
-    fs::write(&tmp, text + "\n").with_context(|| format!("cannot write {}", tmp.display()))?;
-    fs::rename(&tmp, path).with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
+    let text = serde_json::to_string_pretty(v).context("serialising JSON")? + "\n";
+    manifest::write_atomic(path, text.as_bytes()).with_context(|| format!("cannot write {}", path.display()))
 }
 
 fn read_submissions(sdir: &Path) -> Result<Vec<Submission>> {
@@ -443,16 +441,7 @@ fn merge_one(
                 Some(e) => format!("the task's runner exited with {}", e.exit_code),
                 None => "the task left the queue without an exit record (cancelled, timed out or lost)".to_string(),
             };
-            let q = dir.join(QUARANTINE_DIR);
-            fs::create_dir_all(&q).with_context(|| format!("cannot create {}", q.display()))?;
-            let mut k = 1;
-            let to = loop {
-                let c = q.join(format!("slurm-{run}.{k}"));
-                if !c.exists() {
-                    break c;
-                }
-                k += 1;
-            };
+            let to = campaign::quarantine_place(dir, &format!("slurm-{run}"))?;
             if stage.exists() {
                 fs::rename(&stage, &to)
                     .with_context(|| format!("cannot move {} to {}", stage.display(), to.display()))?;

@@ -75,19 +75,24 @@ impl Campaign {
         self.dir.path().join("campaign")
     }
 
-    fn command(&self, cluster: &Cluster, time_scale: &str, extra: &[&str]) -> Command {
+    /// `colloc-runner run` of this campaign's plan into its directory, simulated.
+    fn base_command(&self, extra: &[&str]) -> Command {
         let mut c = Command::new(runner_bin());
         c.args(["run", "--plan"])
             .arg(&self.plan)
             .arg("--out")
             .arg(self.camp())
-            .args(["--simulate", "--time-scale", time_scale, "--progress", "plain", "--executor", "slurm"])
-            .args(["--slurm-lost-after", "3"])
+            .args(["--simulate", "--progress", "plain"])
             .args(extra)
-            .env("SLURM_CONF", cluster.conf())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        c
+    }
+
+    fn command(&self, cluster: &Cluster, time_scale: &str, extra: &[&str]) -> Command {
+        let mut c = self.base_command(&["--time-scale", time_scale, "--executor", "slurm", "--slurm-lost-after", "3"]);
+        c.args(extra).env("SLURM_CONF", cluster.conf());
         c
     }
 
@@ -221,12 +226,8 @@ fn a_task_stopped_by_its_time_limit_is_made_again_on_resume() {
 fn a_dry_run_prints_the_batch_script_and_submits_nothing() {
     let p = exclusive_plan(3);
     let c = Campaign::new(&p);
-    let out = Command::new(runner_bin())
-        .args(["run", "--plan"])
-        .arg(&c.plan)
-        .arg("--out")
-        .arg(c.camp())
-        .args(["--simulate", "--progress", "plain", "--executor", "slurm", "--dry-run", "--max-parallel", "2"])
+    let out = c
+        .base_command(&["--executor", "slurm", "--dry-run", "--max-parallel", "2"])
         .args(["--partition", "gpu-a100", "--account", "proj42", "--time-per-run", "7"])
         .env("PATH", "/nonexistent")
         .output()
@@ -251,14 +252,7 @@ fn a_dry_run_prints_the_batch_script_and_submits_nothing() {
 #[test]
 fn slurm_options_need_the_slurm_executor() {
     let c = Campaign::new(&exclusive_plan(1));
-    let out = Command::new(runner_bin())
-        .args(["run", "--plan"])
-        .arg(&c.plan)
-        .arg("--out")
-        .arg(c.camp())
-        .args(["--simulate", "--partition", "x"])
-        .output()
-        .unwrap();
+    let out = c.base_command(&["--partition", "x"]).output().unwrap();
     assert!(!out.status.success());
     assert!(stderr(&out).contains("need --executor slurm"), "{}", stderr(&out));
 }

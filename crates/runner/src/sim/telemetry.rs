@@ -5,7 +5,6 @@
 
 use colloc_plan::perf::{WorkloadModel, GIB};
 use colloc_plan::GpuTarget;
-use colloc_trace::telemetry::GPU_COLUMNS;
 use std::collections::HashMap;
 
 use super::model::{power_limit_watts, Rng};
@@ -191,15 +190,10 @@ impl GpuSource for SimSource {
             _ => false,
         };
         if failing {
-            let mut failed = GpuRow::new(-1);
-            for (i, c) in GPU_COLUMNS.iter().enumerate() {
-                if FAILING_COLUMNS.contains(c) {
-                    gaps.miss(c, false, || SIM_NVML_ERROR.to_string());
-                } else if let Some(v) = row.value(i) {
-                    failed.set(c, v);
-                }
+            for c in FAILING_COLUMNS {
+                row.clear(c);
+                gaps.miss(c, false, || SIM_NVML_ERROR.to_string());
             }
-            row = failed;
         }
         let mut rows = vec![row];
         for (i, m) in self.mig.clone().iter().enumerate() {

@@ -77,15 +77,18 @@ impl GpuRow {
         GpuRow { instance, values: vec![None; GPU_COLUMNS.len()] }
     }
 
-    /// The value of column `i` (of `GPU_COLUMNS`).
-    pub fn value(&self, i: usize) -> Option<Num> {
-        self.values.get(i).copied().flatten()
-    }
-
     /// Sets a column by name (names of `GPU_COLUMNS`).
     pub fn set(&mut self, column: &str, v: Num) {
-        let i = GPU_COLUMNS.iter().position(|c| *c == column).unwrap_or_else(|| panic!("unknown column {column}"));
-        self.values[i] = Some(v);
+        self.values[Self::index(column)] = Some(v);
+    }
+
+    /// Empties a column by name: a value that could not be read.
+    pub fn clear(&mut self, column: &str) {
+        self.values[Self::index(column)] = None;
+    }
+
+    fn index(column: &str) -> usize {
+        GPU_COLUMNS.iter().position(|c| *c == column).unwrap_or_else(|| panic!("unknown column {column}"))
     }
 }
 
