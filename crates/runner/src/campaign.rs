@@ -344,7 +344,7 @@ fn tidy(dir: &Path, listed: &BTreeSet<String>, summary: &mut CampaignSummary, pr
 /// Runs a plan's selected workloads into `opts.out`.
 pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
     let started = std::time::Instant::now();
-    let Opened { dir, lock: _lock, campaign, listed, mut summary, mut todo, metas } = open(plan, opts)?;
+    let Opened { dir, lock: _lock, campaign, listed, mut summary, todo, metas } = open(plan, opts)?;
     let indices = opts.gpu_indices()?;
     let several = indices.len() > 1;
     let gpus = indices.iter().map(|&i| opts.backend(i, &plan.gpu)).collect::<Result<Vec<_>>>()?;
@@ -352,14 +352,11 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
     if !todo.is_empty() {
         check_gpu_model(&dir, campaign_gpu_model(&metas, opts.gpu_model.as_deref())?.as_deref(), &gpus)?;
     }
+    // The baselines a GPU lacks are measured just before the first run divided by them (so
+    // an invocation that stops early, at its time budget, measures none it does not use).
     let mut book = BaselineBook::new(&metas, &todo);
-    if opts.host_baselines && !todo.is_empty() && !several {
-        // Runs skipped or infeasible here (MIG runs with MIG mode off) need no baseline here.
-        let gpu = gpus[0].as_ref();
-        let starts = |w: &colloc_plan::PlannedWorkload| starts_here(w, gpu).unwrap_or(true);
-        let mut extra = book.before(plan, &todo, gpu.uuid(), &starts);
-        extra.append(&mut todo);
-        todo = extra;
+    if !several {
+        book.expect(&todo, gpus[0].uuid());
     }
     let estimate: f64 = todo.iter().map(|t| t.workload.estimated_seconds).sum::<f64>() / gpus.len() as f64;
     let progress = Progress::new(opts.progress, todo.len(), estimate);
@@ -410,13 +407,10 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
         ));
         host.calibration = Some(c);
     }
-    for t in todo.iter().filter(|t| t.added.is_some()) {
-        progress.log(&format!("added {}: {}", t.run_id, t.added.as_deref().unwrap_or("")));
-    }
     let shared = Shared {
         total: AtomicUsize::new(todo.len()),
         units: Mutex::new(queue::units(todo, several)),
-        book: (several && opts.host_baselines).then_some(Mutex::new(book)),
+        book: opts.host_baselines.then_some(Mutex::new(book)),
         made: Mutex::new(Vec::new()),
         started_runs: AtomicUsize::new(0),
         stop: AtomicBool::new(false),

@@ -47,9 +47,9 @@ pub struct RunOptions {
     /// with `--serve SOCKET`; each job then with `--via SOCKET`), instead of starting a
     /// fresh interpreter per job: PyTorch and timm are imported once.
     pub preload: bool,
-    /// Before the selected runs, measure again on this host (GPU UUID) the baselines (each
-    /// model alone) that the selected collocated runs are divided by, where the campaign has
-    /// none from this host.
+    /// Measure again on this host (GPU UUID) the baselines (each model alone) that the
+    /// selected collocated runs are divided by, where the campaign has none from this host:
+    /// each just before the first run that needs it.
     pub host_baselines: bool,
     /// Add runs to a campaign whose runs another version of the runner or the training
     /// program made (otherwise refused).

@@ -1,7 +1,7 @@
 //! What a campaign's GPUs take their runs from: the selected runs grouped into units (on
 //! several GPUs, every repetition of a workload is one unit, so it stays on one GPU), and
 //! the book of baselines per GPU, from which each GPU learns which baselines (each model
-//! alone) it must measure before a unit whose runs are divided by them.
+//! alone) it must measure just before a unit whose runs are divided by them.
 
 use anyhow::Result;
 use colloc_plan::{Mode, Plan, PlannedWorkload};
@@ -75,6 +75,14 @@ impl BaselineBook {
         *e = (*e).max(rep);
     }
 
+    /// The baselines among `runs` count as on their way to GPU `uuid` (on one GPU, every
+    /// selected run is made there, in order).
+    pub fn expect(&mut self, runs: &[Todo<'_>], uuid: &str) {
+        for t in runs.iter().filter(|t| t.workload.is_baseline()) {
+            self.on_gpu.insert((t.workload.id.clone(), uuid.to_string()));
+        }
+    }
+
     /// The runs of baselines that GPU `uuid` must make before `runs`: those their
     /// collocated runs that `starts` here are divided by, where the GPU has no `ok` run of
     /// them and none is on its way. One new repetition each, given out here; the baselines
@@ -86,9 +94,7 @@ impl BaselineBook {
         uuid: &str,
         starts: &dyn Fn(&PlannedWorkload) -> bool,
     ) -> Vec<Todo<'a>> {
-        for t in runs.iter().filter(|t| t.workload.is_baseline()) {
-            self.on_gpu.insert((t.workload.id.clone(), uuid.to_string()));
-        }
+        self.expect(runs, uuid);
         // Baseline workload id → the workloads of `runs` that need it.
         let mut needed: BTreeMap<&str, (&'a PlannedWorkload, Vec<&str>)> = BTreeMap::new();
         for t in runs.iter().filter(|t| !t.workload.is_baseline() && starts(t.workload)) {

@@ -498,6 +498,39 @@ fn missing_same_host_baselines_are_measured_first() {
     assert_eq!(s.runs.len(), 1, "{}", s.render());
 }
 
+/// Each missing baseline is measured just before the first run divided by it, not all of
+/// them before the first run: an invocation that stops early measures none it does not use.
+#[test]
+fn each_missing_baseline_comes_just_before_the_first_run_that_needs_it() {
+    let d = tempfile::tempdir().unwrap();
+    let mut small = workload("e33-small", Mode::Exclusive, vec![job("resnet26")]);
+    let mut medium = workload("e33-medium", Mode::Exclusive, vec![job("resnet50")]);
+    small.repetitions = 1;
+    medium.repetitions = 1;
+    let p = plan(vec![
+        small,
+        medium,
+        workload("e33-x2-small-mps", Mode::Mps, vec![job("resnet26"), job("resnet26")]),
+        workload("e33-x2-medium-naive", Mode::Naive, vec![job("resnet50"), job("resnet50")]),
+    ]);
+    let mut o = sim_options(d.path());
+    o.gpu_index = 1;
+    o.only = vec!["e33-small".into(), "e33-medium".into()];
+    assert_eq!(run_campaign(&p, &o).unwrap().count(RunStatus::Ok), 2);
+
+    o.gpu_index = 0;
+    o.only = vec!["e33-x2-*".into()];
+    let s = run_campaign(&p, &o).unwrap();
+    let made: Vec<&str> = s.runs.iter().map(|r| r.run_id.as_str()).collect();
+    assert_eq!(
+        made,
+        ["e33-small.r2", "e33-x2-small-mps.r1", "e33-medium.r2", "e33-x2-medium-naive.r1"],
+        "{}",
+        s.render()
+    );
+    assert!(meta(d.path(), "e33-medium.r2").added.unwrap().contains("e33-x2-medium-naive"));
+}
+
 /// A MIG run that a GPU with MIG mode off will skip gets no baseline measured for it; with
 /// MIG mode on it does.
 #[test]
