@@ -16,6 +16,14 @@ pub struct Args {
     /// The campaign to verify (default: the shipped one).
     #[arg(long)]
     pub campaign: Option<String>,
+    /// Sizes of the generated campaigns, in whole-GPU telemetry samples (default: 1e5 with
+    /// `--quick`, else 1e6,1e7); `0` generates none.
+    #[arg(long, value_delimiter = ',', value_name = "N,..")]
+    pub samples: Vec<f64>,
+    /// Where the generated campaigns are written, and kept (default: a temporary directory
+    /// in the target directory, removed afterwards).
+    #[arg(long, value_name = "DIR")]
+    pub scratch: Option<PathBuf>,
 }
 
 /// Median of the seconds `f` takes, over `n` runs after one unmeasured warm-up run.
@@ -117,6 +125,9 @@ pub struct ChildArgs {
     pub dir: PathBuf,
     #[arg(long)]
     pub campaign: Option<String>,
+    /// Also write the per-run and per-workload values the pandas script computes, as JSON.
+    #[arg(long)]
+    pub dump: Option<PathBuf>,
 }
 
 pub fn child_main(a: ChildArgs) -> Result<ExitCode> {
@@ -132,6 +143,10 @@ pub fn child_main(a: ChildArgs) -> Result<ExitCode> {
     let t0 = Instant::now();
     let results = colloc_analysis::analyse(&a.dir, plan.as_ref())?;
     let analyse_s = t0.elapsed().as_secs_f64();
+    if let Some(path) = &a.dump {
+        std::fs::write(path, serde_json::to_vec(&crate::scale::dump(&results)?)?)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
     let t1 = Instant::now();
     let claims = colloc_analysis::evaluate(&results, &artifact.claims)?;
     let gpus: Vec<colloc_spec::gpu::GpuTable> = project.gpus.values().cloned().collect();
@@ -167,12 +182,21 @@ pub fn child_main(a: ChildArgs) -> Result<ExitCode> {
 
 /// One run of the child on `dir`: (runs, analyse s, render s, peak kB).
 fn child_once(dir: &Path, campaign: &str) -> Result<(usize, f64, f64, u64)> {
+    child(dir, Some(campaign), None)
+}
+
+/// The child on `dir`, with the plan of `campaign` when given, dumping its values to `dump`.
+fn child(dir: &Path, campaign: Option<&str>, dump: Option<&Path>) -> Result<(usize, f64, f64, u64)> {
     let exe = std::env::current_exe().context("cannot find the xtask binary")?;
-    let out = Command::new(exe)
-        .args(["bench-analyse-child", "--campaign", campaign])
-        .arg(dir)
-        .output()
-        .context("cannot run the analysis child process")?;
+    let mut cmd = Command::new(exe);
+    cmd.arg("bench-analyse-child");
+    if let Some(c) = campaign {
+        cmd.args(["--campaign", c]);
+    }
+    if let Some(d) = dump {
+        cmd.arg("--dump").arg(d);
+    }
+    let out = cmd.arg(dir).output().context("cannot run the analysis child process")?;
     ensure!(
         out.status.success(),
         "the analysis of {} failed: {}",
@@ -265,6 +289,117 @@ fn analysis_section(name: &str, sizes: &[(usize, PathBuf)], reps: usize) -> Resu
     Ok(())
 }
 
+/// Generated campaigns of `samples` telemetry rows each: time and peak memory of our verify +
+/// analyse + render (child process) and of the pandas script on the same files, beside
+/// `sha256sum -c`, and the check that both computed the same numbers.
+fn generated_section(root: &Path, sizes: &[f64], scratch: &Path, keep: bool) -> Result<()> {
+    let pandas = crate::scale::pandas_available();
+    println!(
+        "generated campaigns (the whole h200-quick plan, {} repetitions, protocol 2, telemetry and process samples at {} Hz): \
+         ours = verify + analyse + claims + render in memory (child process); pandas = benchmarks/pandas_analysis.py \
+         (the same per-run and per-workload aggregates); one run each, warm page cache",
+        2,
+        crate::scale::SAMPLE_HZ
+    );
+    if let Err(why) = &pandas {
+        println!("  pandas: not measured: {why}");
+    }
+    println!(
+        "  {:>8} {:>5} {:>7} {:>7} {:>9} {:>9} {:>10} {:>8} {:>10} {:>8} {:>8} {:>10}",
+        "samples",
+        "runs",
+        "window",
+        "MB",
+        "generate",
+        "sha256sum",
+        "ours",
+        "peak MB",
+        "pandas",
+        "peak MB",
+        "speed-up",
+        "ours/sha"
+    );
+    let mut prev: Option<(u64, f64, f64)> = None;
+    for &n in sizes {
+        let g = crate::scale::generate(n, scratch)?;
+        let (files, bytes) = size_of(&g.dir)?;
+        let sha = median_seconds(1, || sha256sum_check(&g.dir))?;
+        let ours_json = g.dir.with_extension("ours.json");
+        let t = Instant::now();
+        let (runs, _, _, peak) = child(&g.dir, None, Some(&ours_json))?;
+        let ours = t.elapsed().as_secs_f64();
+        let (pandas_cell, pandas_peak, speedup, agree) = match &pandas {
+            Ok(()) => {
+                let theirs_json = g.dir.with_extension("pandas.json");
+                let p = crate::scale::pandas(root, &g.dir, &theirs_json)?;
+                let read = |f: &Path| -> Result<serde_json::Value> {
+                    Ok(serde_json::from_slice(
+                        &std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?,
+                    )?)
+                };
+                let a = crate::scale::agreement(&read(&ours_json)?, &read(&theirs_json)?)
+                    .context("ours and pandas' values differ in shape")?;
+                ensure!(p.runs > 0, "the pandas script found no ok run");
+                (
+                    format!("{:.3} s", p.wall),
+                    format!("{:.0}", p.peak_kb as f64 / 1024.0),
+                    format!("{:.1}×", p.wall / ours),
+                    Some(a),
+                )
+            }
+            Err(_) => ("—".into(), "—".into(), "—".into(), None),
+        };
+        println!(
+            "  {:>8.0e} {:>5} {:>6}s {:>7.0} {:>7.1} s {:>7.3} s {:>8.3} s {:>8.0} {:>10} {:>8} {:>8} {:>9.1}×",
+            g.samples as f64,
+            runs,
+            g.window_seconds,
+            bytes as f64 / 1e6,
+            g.seconds,
+            sha,
+            ours,
+            peak as f64 / 1024.0,
+            pandas_cell,
+            pandas_peak,
+            speedup,
+            ours / sha
+        );
+        println!(
+            "           {} ok runs, {files} files, {} telemetry rows{}",
+            g.ok_runs,
+            g.samples,
+            match &agree {
+                Some(a) => format!(
+                    "; ours and pandas agree on {} values, largest relative difference {:.1e}{}",
+                    a.values,
+                    a.max_rel,
+                    if a.max_rel > 0.0 { format!(" ({})", a.worst) } else { String::new() }
+                ),
+                None => String::new(),
+            }
+        );
+        if let Some(a) = &agree {
+            ensure!(a.max_rel <= 1e-9, "ours and pandas differ by {:.3e}: {}", a.max_rel, a.worst);
+        }
+        if let Some((s0, o0, sh0)) = prev {
+            println!(
+                "           growth: samples ×{:.1}, ours ×{:.2}, sha256sum ×{:.2}",
+                g.samples as f64 / s0 as f64,
+                ours / o0,
+                sha / sh0
+            );
+        }
+        prev = Some((g.samples, ours, sha));
+        if keep {
+            println!("           kept in {}", g.dir.display());
+        } else {
+            std::fs::remove_dir_all(g.dir.parent().unwrap_or(&g.dir))
+                .with_context(|| format!("cannot remove {}", g.dir.display()))?;
+        }
+    }
+    Ok(())
+}
+
 pub fn main(a: Args) -> Result<ExitCode> {
     let root = crate::project_root();
     let project = colloc_spec::load_project(&root)?;
@@ -287,5 +422,24 @@ pub fn main(a: Args) -> Result<ExitCode> {
     }
     sizes.push((copies, big));
     analysis_section(&name, &sizes, 3)?;
+    let samples: Vec<f64> = match (a.samples.as_slice(), a.quick) {
+        ([], true) => vec![1e5],
+        ([], false) => vec![1e6, 1e7],
+        (s, _) => s.iter().copied().filter(|n| *n > 0.0).collect(),
+    };
+    if !samples.is_empty() {
+        let own;
+        let scratch = match &a.scratch {
+            Some(d) => {
+                std::fs::create_dir_all(d).with_context(|| format!("cannot make {}", d.display()))?;
+                d.as_path()
+            }
+            None => {
+                own = tempfile::tempdir_in(&target)?;
+                own.path()
+            }
+        };
+        generated_section(&root, &samples, scratch, a.scratch.is_some())?;
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -11,6 +11,7 @@ mod plan;
 mod readme_numbers;
 mod reproduce;
 mod run;
+mod scale;
 mod smoke;
 mod validate;
 

@@ -53,8 +53,11 @@ pub fn analyse(campaign_dir: &Path, plan: Option<&Plan>) -> Result<Results> {
     verify(campaign_dir)?;
     let campaign = plan.and_then(|p| p.campaign.clone()).unwrap_or_else(|| campaign_name(campaign_dir));
 
-    // Each run is read, then measured, on its own; the runs are spread over the cores and
-    // kept in their order (an error is that of the first run, in order, that has one).
+    // Each run is read, then measured at once, on its own: only its measured values are
+    // kept (its events and samples are dropped before the next run is read), so memory
+    // stays that of one run per core whatever the campaign's size. The runs are spread over
+    // the cores and kept in their order (an error is that of the first run, in order, that
+    // has one).
     let dirs = load::run_dirs(campaign_dir)?;
     let runs = par_map(&dirs, |dir| {
         let run_name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -65,11 +68,13 @@ pub fn analyse(campaign_dir: &Path, plan: Option<&Plan>) -> Result<Results> {
                 run.workload = w.clone();
             }
         }
-        Ok(run)
+        let a = per_run::analyse_run(&run, run.workload.timeline)
+            .with_context(|| format!("campaign {campaign}: run {} cannot be analysed", run.meta.run_id))?;
+        Ok(Measured { meta: run.meta, workload: run.workload, analysis: a })
     })
     .into_iter()
     .collect::<Result<Vec<_>>>()?;
-    let provenance = provenance::provenance(campaign_dir, &campaign, &runs)
+    let provenance = provenance::provenance(campaign_dir, &campaign, runs.iter().map(|r| &r.meta))
         .with_context(|| format!("campaign {campaign}: reading {}", colloc_trace::layout::MANIFEST))?;
 
     // The planned workloads, as the runs embed them.
@@ -85,18 +90,18 @@ pub fn analyse(campaign_dir: &Path, plan: Option<&Plan>) -> Result<Results> {
         *e = (*e).max(r.meta.attempt);
     }
 
-    let analysed = par_map(&runs, |r| {
-        per_run::analyse_run(r, r.workload.timeline)
-            .with_context(|| format!("campaign {campaign}: run {} cannot be analysed", r.meta.run_id))
-    });
+    let mut run_protocols: BTreeMap<String, protocols::RunProtocol> = BTreeMap::new();
+    for r in &runs {
+        let name = r.meta.protocol.get("name").and_then(|n| n.as_str()).unwrap_or_default().to_string();
+        run_protocols.entry(r.workload.id.clone()).or_insert((name, r.meta.whole_epochs()));
+    }
     let mut results = Vec::with_capacity(runs.len());
     let mut timelines = Vec::new();
-    for (r, a) in runs.iter().zip(analysed) {
-        let a = a?;
-        let mut result = a.result;
+    for r in runs {
+        let mut result = r.analysis.result;
         result.superseded = latest.get(&(r.meta.workload_id.clone(), r.meta.repetition)) != Some(&r.meta.attempt);
-        if let (Some(points), false) = (a.timeline, result.superseded) {
-            timelines.push((r.workload.clone(), result.run_id.clone(), result.repetition, points));
+        if let (Some(points), false) = (r.analysis.timeline, result.superseded) {
+            timelines.push((r.workload, result.run_id.clone(), result.repetition, points));
         }
         results.push(result);
     }
@@ -107,11 +112,6 @@ pub fn analyse(campaign_dir: &Path, plan: Option<&Plan>) -> Result<Results> {
     let workload_results = aggregate::workload_results(&results, &workloads)?;
     let comparisons = aggregate::comparisons(&workload_results);
     let interference = aggregate::interference(&workload_results);
-    let mut run_protocols: BTreeMap<String, protocols::RunProtocol> = BTreeMap::new();
-    for r in &runs {
-        let name = r.meta.protocol.get("name").and_then(|n| n.as_str()).unwrap_or_default().to_string();
-        run_protocols.entry(r.workload.id.clone()).or_insert((name, r.meta.whole_epochs()));
-    }
     let protocol_validation = protocols::validation(&workload_results, &run_protocols);
 
     // One timeline per workload of the timeline role: its lowest repetition.
@@ -150,6 +150,13 @@ pub fn analyse(campaign_dir: &Path, plan: Option<&Plan>) -> Result<Results> {
         against_plan(&mut results, &plan.workloads);
     }
     Ok(results)
+}
+
+/// A run once measured: what the campaign's aggregation needs of it.
+struct Measured {
+    meta: colloc_trace::meta::RunMeta,
+    workload: PlannedWorkload,
+    analysis: per_run::RunAnalysis,
 }
 
 /// The plan's workload describes the jobs that ran: as many, of the same models and batches.

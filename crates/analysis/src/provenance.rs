@@ -4,10 +4,15 @@ use colloc_trace::manifest;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use crate::load::RunData;
 use crate::model::Provenance;
+use colloc_trace::meta::RunMeta;
 
-pub(crate) fn provenance(campaign_dir: &Path, campaign: &str, runs: &[RunData]) -> std::io::Result<Provenance> {
+/// From the campaign's manifest and its runs' `meta.json`s.
+pub(crate) fn provenance<'a>(
+    campaign_dir: &Path,
+    campaign: &str,
+    metas: impl IntoIterator<Item = &'a RunMeta>,
+) -> std::io::Result<Provenance> {
     let manifest_path = campaign_dir.join(colloc_trace::layout::MANIFEST);
     let manifest_sha256 = manifest::sha256_file(&manifest_path)?;
     let manifest_files = std::fs::read_to_string(&manifest_path)?.lines().filter(|l| !l.is_empty()).count();
@@ -22,8 +27,7 @@ pub(crate) fn provenance(campaign_dir: &Path, campaign: &str, runs: &[RunData]) 
     let mut cores = BTreeSet::new();
     let mut host_mem = BTreeSet::new();
     let mut job_software: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for r in runs {
-        let m = &r.meta;
+    for m in metas {
         *p.runs_by_status.entry(m.status.as_str().to_string()).or_default() += 1;
         p.simulated |= m.simulated;
         if let Some(g) = &m.gpu {

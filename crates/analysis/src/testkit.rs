@@ -33,8 +33,10 @@ pub struct FixtureOptions {
     /// The whole plan (three models, fourteen mixes: about 240 runs with 2 repetitions)
     /// instead of a subset.
     pub full: bool,
-    /// Length of each run's measurement window, in seconds (1 Hz samples).
+    /// Length of each run's measurement window, in seconds.
     pub window_seconds: u32,
+    /// Telemetry and process samples per second (the runner's `--telemetry-hz`).
+    pub sample_hz: u32,
     /// The job protocol of the traces: 1 (samples, each job's own window) or 2 (per-iteration
     /// times, one common window `[release, window_end_mono]`).
     pub protocol_version: u32,
@@ -68,6 +70,7 @@ impl Default for FixtureOptions {
             mig_available: false,
             full: false,
             window_seconds: 12,
+            sample_hz: 1,
             protocol_version: 1,
             hosts: 1,
             iterations: IterationPattern::Jittered,
@@ -193,6 +196,17 @@ fn opt(v: Option<f64>) -> String {
 fn timestamp(clock: f64) -> String {
     let s = clock as u64;
     format!("2025-01-01T{:02}:{:02}:{:02}Z", (s / 3600) % 24, (s / 60) % 60, s % 60)
+}
+
+/// How many runs of the campaign `opts` describes end `ok` (those with telemetry).
+pub fn ok_runs(opts: &FixtureOptions) -> Result<usize> {
+    let plan = plan(opts)?;
+    Ok(plan
+        .workloads
+        .iter()
+        .filter(|w| outcome(opts, w, &perf::model_workload(&plan.gpu, w).jobs).0 == RunStatus::Ok)
+        .count()
+        * opts.repetitions as usize)
 }
 
 /// The run's outcome: infeasible, skipped (MIG unavailable), failed (out of memory) or ok.
@@ -406,7 +420,7 @@ fn write_run(
         }
     }
     if status == RunStatus::Ok {
-        write_telemetry(&run_dir, gpu, w, &sims, t0, window, wall0, seed)?;
+        write_telemetry(&run_dir, gpu, w, &sims, (t0, window, wall0), opts.sample_hz.max(1), seed)?;
     }
     let (mig, mps) = mode_info(w, status);
     let started = timestamp(*clock);
@@ -460,8 +474,8 @@ fn write_run(
             environment: None,
         },
         telemetry: TelemetryInfo {
-            rate_hz: 1.0,
-            samples: if status == RunStatus::Ok { opts.window_seconds as u64 + 4 } else { 0 },
+            rate_hz: opts.sample_hz.max(1) as f64,
+            samples: if status == RunStatus::Ok { telemetry_samples(opts) } else { 0 },
             source: "simulated".into(),
             unavailable: if w.mode == Mode::Mig {
                 BTreeMap::from([(
@@ -562,32 +576,38 @@ fn gpu_info(gpu: &Gpu, w: &PlannedWorkload, opts: &FixtureOptions, host: u32) ->
     }
 }
 
-/// Whole-GPU samples at 1 Hz from a second before the window to after it (plus one row per
-/// MIG instance under MIG), and each job's process samples.
-#[allow(clippy::too_many_arguments)]
+/// The whole-GPU samples of an ok run: `sample_hz` a second from a second before the window
+/// to three seconds after its start plus its length.
+pub fn telemetry_samples(opts: &FixtureOptions) -> u64 {
+    (opts.window_seconds as u64 + 4) * opts.sample_hz.max(1) as u64
+}
+
+/// Whole-GPU samples at `hz` from a second before the window to after it (plus one row per
+/// MIG instance under MIG), and each job's process samples. `clock`: the release, the
+/// window's length and the wall clock at the release.
 fn write_telemetry(
     run_dir: &Path,
     gpu: &Gpu,
     w: &PlannedWorkload,
     sims: &[JobModel],
-    t0: f64,
-    window: f64,
-    wall0: f64,
+    clock: (f64, f64, f64),
+    hz: u32,
     seed: u64,
 ) -> Result<()> {
+    let (t0, window, wall0) = clock;
     let mig = w.mode == Mode::Mig;
     let mut tel = colloc_trace::telemetry::GPU_COLUMNS.join(",") + "\n";
     let mut procs = colloc_trace::telemetry::PROCESS_COLUMNS.join(",") + "\n";
     let busy: f64 = sims.iter().map(|s| s.sm_activity).sum::<f64>().min(1.0);
     let mem_used: f64 = sims.iter().map(|s| s.memory_bytes as f64).sum::<f64>() + 0.5 * GIB;
     let mut energy = 5.0e6;
-    let n = window as u64 + 4;
+    let n = (window as u64 + 4) * hz as u64;
     for k in 0..n {
-        let t = t0 - 1.0 + k as f64;
+        let t = t0 - 1.0 + k as f64 / hz as f64;
         let active = t >= t0 && t <= t0 + window + 0.5;
         let b = if active { busy * (1.0 + 0.03 * noise(&[seed, k, 7])) } else { 0.02 };
         let power = gpu.power_limit_w * (0.13 + 0.8 * b.min(1.0));
-        energy += power;
+        energy += power / hz as f64;
         let sm = (100.0 * b).min(99.0);
         let wall = t - t0 + wall0;
         let used = if active { mem_used } else { 0.5 * GIB };

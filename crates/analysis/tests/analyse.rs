@@ -425,3 +425,28 @@ fn protocol_1_intervals_are_made_of_samples() {
     // 2% noise per sample: an interval of a few per mille to a few per cent.
     assert!(ci.relative_half_width > 1e-4 && ci.relative_half_width < 0.05, "{ci:?}");
 }
+
+#[test]
+fn samples_at_ten_hertz_give_the_same_throughputs_and_ten_times_the_rows() {
+    let d = tempfile::tempdir().unwrap();
+    let base = FixtureOptions { repetitions: 1, protocol_version: 2, window_seconds: 20, ..Default::default() };
+    let fast = FixtureOptions { name: "fast".into(), sample_hz: 10, ..base.clone() };
+    let (a, b) = (fixture(d.path(), base.clone()), fixture(d.path(), fast.clone()));
+    let (ra, rb) = (analyse(&a, Some(&plan(&base))).unwrap(), analyse(&b, Some(&plan(&fast))).unwrap());
+    let id = "e33-resnet26-cifar10-x7-mps@syn.r1";
+    let (x, y) = (ra.runs.iter().find(|r| r.run_id == id).unwrap(), rb.runs.iter().find(|r| r.run_id == id).unwrap());
+    // The per-iteration records do not depend on the sampling rate.
+    assert_eq!(x.aggregate_throughput, y.aggregate_throughput);
+    // 21 rows at 1 Hz inside [release, release + 20 s], 201 at 10 Hz.
+    let (ux, uy) = (x.utilisation.as_ref().unwrap(), y.utilisation.as_ref().unwrap());
+    assert_eq!((ux.samples, uy.samples), (21, 201));
+    // The energy counter advances by power / rate: the same energy over the window.
+    let (ex, ey) = (ux.energy_j.unwrap(), uy.energy_j.unwrap());
+    assert!((ex / ey - 1.0).abs() < 0.05, "{ex} J at 1 Hz, {ey} J at 10 Hz");
+    let rows = |dir: &Path| {
+        let f = std::fs::File::open(dir.join("runs").join(id).join("telemetry.csv.gz")).unwrap();
+        std::io::read_to_string(flate2::read::GzDecoder::new(f)).unwrap().lines().count() - 1
+    };
+    assert_eq!(rows(&b) as u64, colloc_analysis::testkit::telemetry_samples(&fast));
+    assert_eq!(rows(&b), 10 * rows(&a));
+}

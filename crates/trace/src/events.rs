@@ -176,11 +176,49 @@ pub fn read_log(text: &str, job: u32) -> Result<Vec<Event>, String> {
             continue;
         }
         let at = |e: String| format!("line {}: {e}", i + 1);
-        let e: Event = serde_json::from_str(l).map_err(|e| at(format!("not an event: {e}")))?;
+        let e: Event = match iterations_line(l) {
+            Some(e) => e,
+            None => serde_json::from_str(l).map_err(|e| at(format!("not an event: {e}")))?,
+        };
         order.feed(&e, job).map_err(at)?;
         events.push(e);
     }
     Ok(events)
+}
+
+/// An `iterations` line, the bulk of a protocol-2 log, parsed straight into its fields; `None`
+/// when the line is anything else or does not parse so (the general parse, whose errors
+/// name what is wrong, reads it then). The general parse of an internally tagged, flattened
+/// event buffers every value first, several times slower on these long arrays.
+fn iterations_line(line: &str) -> Option<Event> {
+    #[derive(Deserialize)]
+    struct Line {
+        mono: f64,
+        wall: f64,
+        job: u32,
+        event: String,
+        first_step: u64,
+        base_mono: f64,
+        end_us: Vec<u64>,
+        images: Vec<u64>,
+        data_wait_us: Vec<u64>,
+    }
+    if !line.contains("\"iterations\"") {
+        return None;
+    }
+    let l: Line = serde_json::from_str(line).ok()?;
+    (l.event == "iterations").then_some(Event {
+        mono: l.mono,
+        wall: l.wall,
+        job: l.job,
+        body: EventBody::Iterations {
+            first_step: l.first_step,
+            base_mono: l.base_mono,
+            end_us: l.end_us,
+            images: l.images,
+            data_wait_us: l.data_wait_us,
+        },
+    })
 }
 
 /// The protocol's order rules, fed one event at a time.
@@ -392,3 +430,27 @@ pub const ABORT_LINE: &str = "abort\n";
 /// Version 2: the end of the common window, written by the runner to every job's stdin at
 /// once when every job has sent `window_met` (or when the run has failed).
 pub const STOP_LINE: &str = "stop\n";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LINE: &str = r#"{"mono": 837.7, "wall": 1796141989.8, "job": 0, "event": "iterations", "first_step": 0, "base_mono": 836.49, "end_us": [262187, 509972], "images": [128, 128], "data_wait_us": [46, 26], "extra": {"a": [1]}}"#;
+
+    #[test]
+    fn an_iterations_line_parses_alike_on_both_paths() {
+        let fast = iterations_line(LINE).expect("the direct parse of an iterations line");
+        let general: Event = serde_json::from_str(LINE).unwrap();
+        assert_eq!(fast, general);
+    }
+
+    #[test]
+    fn other_lines_take_the_general_parse_and_its_errors() {
+        let hello = r#"{"mono": 1.0, "wall": 2.0, "job": 0, "event": "hello", "pid": 1, "protocol_version": 2, "simulated": false, "note": "iterations"}"#;
+        assert!(iterations_line(hello).is_none());
+        let bad = LINE.replace(r#""images": [128, 128]"#, r#""images": [128, -1]"#);
+        assert!(iterations_line(&bad).is_none());
+        let err = read_log(&bad, 0).unwrap_err();
+        assert!(err.starts_with("line 1: not an event"), "{err}");
+    }
+}

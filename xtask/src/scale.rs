@@ -1,0 +1,230 @@
+//! Generated campaigns for `cargo xtask bench`: the fixture writer of `colloc_analysis::testkit`
+//! (the real planner's whole `h200-quick` plan, protocol 2, per-iteration records,
+//! telemetry and process samples at 10 Hz) with its windows stretched until the campaign holds
+//! a given number of whole-GPU telemetry samples; the pandas script that computes the same
+//! aggregates from the same files (`benchmarks/pandas_analysis.py`); and the check that both
+//! give the same numbers.
+
+use anyhow::{bail, ensure, Context, Result};
+use colloc_analysis::testkit::{self, FixtureOptions};
+use serde_json::{json, Map, Value};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+/// The telemetry rate of the generated campaigns (the runner's default).
+pub const SAMPLE_HZ: u32 = 10;
+
+/// Repetitions of every workload of the generated campaigns.
+const REPETITIONS: u32 = 2;
+
+/// What a generated campaign is.
+pub struct Generated {
+    pub dir: PathBuf,
+    pub ok_runs: usize,
+    pub window_seconds: u32,
+    /// Whole-GPU telemetry rows over all runs.
+    pub samples: u64,
+    pub seconds: f64,
+}
+
+/// The fixture options of a campaign with about `samples` whole-GPU telemetry rows.
+fn options(samples: f64) -> Result<FixtureOptions> {
+    let mut opts = FixtureOptions {
+        name: "generated".into(),
+        repetitions: REPETITIONS,
+        full: true,
+        protocol_version: 2,
+        sample_hz: SAMPLE_HZ,
+        ..FixtureOptions::default()
+    };
+    let ok = testkit::ok_runs(&opts)?;
+    ensure!(ok > 0, "the generated campaign would have no ok run");
+    let per_run = samples / ok as f64 / SAMPLE_HZ as f64;
+    ensure!(per_run.is_finite() && per_run <= u32::MAX as f64, "{samples} samples: too many");
+    opts.window_seconds = (per_run.round() as u32).saturating_sub(4).max(10);
+    Ok(opts)
+}
+
+/// Writes a campaign of about `samples` telemetry rows under `into` (a new directory).
+pub fn generate(samples: f64, into: &Path) -> Result<Generated> {
+    let opts = options(samples)?;
+    let ok_runs = testkit::ok_runs(&opts)?;
+    let root = into.join(format!("samples-{samples:.0e}"));
+    std::fs::create_dir_all(&root)?;
+    let t = Instant::now();
+    let dir = testkit::write_campaign(&root, &opts)?;
+    Ok(Generated {
+        dir,
+        ok_runs,
+        window_seconds: opts.window_seconds,
+        samples: testkit::telemetry_samples(&opts) * ok_runs as u64,
+        seconds: t.elapsed().as_secs_f64(),
+    })
+}
+
+/// What the pandas script printed: its runs, peak resident kB and seconds, and the wall
+/// time around it (interpreter start and imports included).
+pub struct PandasRun {
+    pub runs: usize,
+    pub peak_kb: u64,
+    pub wall: f64,
+}
+
+/// Whether `python3` can import pandas and numpy; the reason when not.
+pub fn pandas_available() -> Result<(), String> {
+    match Command::new("python3").args(["-c", "import pandas, numpy"]).output() {
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(o) => Err(format!(
+            "python3 cannot import pandas: {}",
+            String::from_utf8_lossy(&o.stderr).lines().last().unwrap_or("").trim()
+        )),
+        Err(e) => Err(format!("cannot run python3: {e}")),
+    }
+}
+
+/// Runs `benchmarks/pandas_analysis.py DIR OUT`.
+pub fn pandas(root: &Path, dir: &Path, out: &Path) -> Result<PandasRun> {
+    let t = Instant::now();
+    let o = Command::new("python3")
+        .arg(root.join("benchmarks/pandas_analysis.py"))
+        .arg(dir)
+        .arg(out)
+        .output()
+        .context("cannot run python3")?;
+    let wall = t.elapsed().as_secs_f64();
+    ensure!(
+        o.status.success(),
+        "the pandas script failed on {}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&o.stderr).trim()
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    let line = text.lines().last().unwrap_or("");
+    let get = |k: &str| -> Result<f64> {
+        line.split_whitespace()
+            .find_map(|kv| kv.strip_prefix(k).and_then(|v| v.strip_prefix('=')))
+            .and_then(|v| v.parse().ok())
+            .with_context(|| format!("the pandas script printed no {k}: {line:?}"))
+    };
+    Ok(PandasRun { runs: get("runs")? as usize, peak_kb: get("peak_kb")? as u64, wall })
+}
+
+/// The values both sides compute, per ok run and per workload, as JSON in the shape the
+/// pandas script writes.
+pub fn dump(results: &colloc_analysis::Results) -> Result<Value> {
+    let mut runs = Map::new();
+    for r in results.runs.iter().filter(|r| r.status == colloc_trace::meta::RunStatus::Ok && !r.superseded) {
+        let u = r.utilisation.as_ref();
+        let mut v = json!({
+            "aggregate_throughput": r.aggregate_throughput,
+            "aggregate_ratio": r.aggregate_ratio,
+            "power_w": u.and_then(|u| u.power_w),
+            "gpu_util_pct": u.and_then(|u| u.gpu_util_pct),
+            "sm_activity_pct": u.and_then(|u| u.sm_activity_pct),
+            "mem_used_bytes_max": u.and_then(|u| u.mem_used_bytes_max),
+            "jobs": r.jobs.iter().map(|j| json!({"throughput": j.throughput, "cpu_cores": j.cpu_cores})).collect::<Vec<_>>(),
+        });
+        if let Some(e) = u.and_then(|u| u.energy_j) {
+            v["energy_j"] = e.into();
+        }
+        runs.insert(r.run_id.clone(), v);
+    }
+    let mut workloads = Map::new();
+    for w in &results.workloads {
+        let stats = serde_json::to_value(w.stats)?;
+        let median = |k: &str| stats.get(k).and_then(|s| s.get("median")).cloned().unwrap_or(Value::Null);
+        if w.runs_by_status.get("ok").copied().unwrap_or(0) > 0 {
+            workloads.insert(
+                w.id.clone(),
+                json!({"aggregate_throughput": median("aggregate_throughput"), "aggregate_ratio": median("aggregate_ratio")}),
+            );
+        }
+    }
+    Ok(json!({"runs": runs, "workloads": workloads}))
+}
+
+/// How two dumps compare: the values compared and the largest relative difference (with
+/// where it is).
+#[derive(Debug)]
+pub struct Agreement {
+    pub values: usize,
+    pub max_rel: f64,
+    pub worst: String,
+}
+
+/// Compares every number of `ours` with the same place in `theirs`: both must have the same
+/// runs and workloads, and the same places null.
+pub fn agreement(ours: &Value, theirs: &Value) -> Result<Agreement> {
+    let mut a = Agreement { values: 0, max_rel: 0.0, worst: String::new() };
+    walk(ours, theirs, String::new(), &mut a)?;
+    Ok(a)
+}
+
+fn walk(ours: &Value, theirs: &Value, at: String, a: &mut Agreement) -> Result<()> {
+    match (ours, theirs) {
+        (Value::Object(x), Value::Object(y)) => {
+            let (mut kx, mut ky): (Vec<_>, Vec<_>) = (x.keys().collect(), y.keys().collect());
+            kx.sort();
+            ky.sort();
+            if kx != ky {
+                let only_ours: Vec<_> = kx.iter().filter(|k| !y.contains_key(**k)).take(3).collect();
+                let only_theirs: Vec<_> = ky.iter().filter(|k| !x.contains_key(**k)).take(3).collect();
+                bail!("{at}: keys differ (only ours: {only_ours:?}, only pandas': {only_theirs:?})");
+            }
+            for (k, v) in x {
+                walk(v, &y[k], format!("{at}/{k}"), a)?;
+            }
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            ensure!(x.len() == y.len(), "{at}: {} values against pandas' {}", x.len(), y.len());
+            for (i, (v, w)) in x.iter().zip(y).enumerate() {
+                walk(v, w, format!("{at}/{i}"), a)?;
+            }
+        }
+        (Value::Null, Value::Null) => {}
+        (Value::Number(x), Value::Number(y)) => {
+            let (x, y) = (x.as_f64().unwrap_or(f64::NAN), y.as_f64().unwrap_or(f64::NAN));
+            let rel = if x == y { 0.0 } else { (x - y).abs() / x.abs().max(y.abs()) };
+            a.values += 1;
+            if rel.is_nan() || rel > a.max_rel {
+                a.max_rel = rel;
+                a.worst = format!("{at}: ours {x}, pandas {y}");
+            }
+        }
+        _ => bail!("{at}: ours {ours}, pandas {theirs}"),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agreement_finds_the_largest_difference_and_refuses_other_shapes() {
+        let ours = json!({"runs": {"a.r1": {"x": 100.0, "jobs": [{"t": 2.0}], "n": null}}, "workloads": {}});
+        let same = json!({"workloads": {}, "runs": {"a.r1": {"n": null, "jobs": [{"t": 2.0}], "x": 100.0}}});
+        let a = agreement(&ours, &same).unwrap();
+        assert_eq!((a.values, a.max_rel), (2, 0.0));
+
+        let off = json!({"workloads": {}, "runs": {"a.r1": {"n": null, "jobs": [{"t": 2.2}], "x": 100.0}}});
+        let a = agreement(&ours, &off).unwrap();
+        assert!((a.max_rel - 0.2 / 2.2).abs() < 1e-12, "{}", a.max_rel);
+        assert!(a.worst.starts_with("/runs/a.r1/jobs/0/t"), "{}", a.worst);
+
+        let missing_run = json!({"workloads": {}, "runs": {}});
+        assert!(agreement(&ours, &missing_run).unwrap_err().to_string().contains("keys differ"));
+        let null_here = json!({"workloads": {}, "runs": {"a.r1": {"n": 1.0, "jobs": [{"t": 2.0}], "x": 100.0}}});
+        assert!(agreement(&ours, &null_here).is_err());
+    }
+
+    #[test]
+    fn a_generated_campaign_holds_the_samples_asked_for() {
+        let opts = options(1e5).unwrap();
+        let ok = testkit::ok_runs(&opts).unwrap() as f64;
+        let rows = testkit::telemetry_samples(&opts) as f64 * ok;
+        assert!((rows / 1e5 - 1.0).abs() < 0.05, "{rows} rows for 1e5 asked");
+        assert_eq!(opts.sample_hz, SAMPLE_HZ);
+    }
+}
