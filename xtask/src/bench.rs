@@ -203,14 +203,7 @@ fn child(dir: &Path, campaign: Option<&str>, dump: Option<&Path>) -> Result<(usi
         dir.display(),
         String::from_utf8_lossy(&out.stderr).trim()
     );
-    let text = String::from_utf8_lossy(&out.stdout);
-    let line = text.lines().last().unwrap_or("");
-    let get = |k: &str| -> Result<f64> {
-        line.split_whitespace()
-            .find_map(|kv| kv.strip_prefix(k).and_then(|v| v.strip_prefix('=')))
-            .and_then(|v| v.parse().ok())
-            .with_context(|| format!("the child printed no {k}: {line:?}"))
-    };
+    let get = crate::scale::figures_line(&out.stdout, "the child");
     Ok((get("runs")? as usize, get("analyse_s")?, get("render_s")?, get("peak_kb")? as u64))
 }
 

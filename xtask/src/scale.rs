@@ -28,8 +28,9 @@ pub struct Generated {
     pub seconds: f64,
 }
 
-/// The fixture options of a campaign with about `samples` whole-GPU telemetry rows.
-fn options(samples: f64) -> Result<FixtureOptions> {
+/// The fixture options of a campaign with about `samples` whole-GPU telemetry rows, and its
+/// ok runs.
+fn options(samples: f64) -> Result<(FixtureOptions, usize)> {
     let mut opts = FixtureOptions {
         name: "generated".into(),
         repetitions: REPETITIONS,
@@ -43,13 +44,12 @@ fn options(samples: f64) -> Result<FixtureOptions> {
     let per_run = samples / ok as f64 / SAMPLE_HZ as f64;
     ensure!(per_run.is_finite() && per_run <= u32::MAX as f64, "{samples} samples: too many");
     opts.window_seconds = (per_run.round() as u32).saturating_sub(4).max(10);
-    Ok(opts)
+    Ok((opts, ok))
 }
 
 /// Writes a campaign of about `samples` telemetry rows under `into` (a new directory).
 pub fn generate(samples: f64, into: &Path) -> Result<Generated> {
-    let opts = options(samples)?;
-    let ok_runs = testkit::ok_runs(&opts)?;
+    let (opts, ok_runs) = options(samples)?;
     let root = into.join(format!("samples-{samples:.0e}"));
     std::fs::create_dir_all(&root)?;
     let t = Instant::now();
@@ -99,15 +99,20 @@ pub fn pandas(root: &Path, dir: &Path, out: &Path) -> Result<PandasRun> {
         dir.display(),
         String::from_utf8_lossy(&o.stderr).trim()
     );
-    let text = String::from_utf8_lossy(&o.stdout);
-    let line = text.lines().last().unwrap_or("");
-    let get = |k: &str| -> Result<f64> {
+    let get = figures_line(&o.stdout, "the pandas script");
+    Ok(PandasRun { runs: get("runs")? as usize, peak_kb: get("peak_kb")? as u64, wall })
+}
+
+/// The figures of a child's last output line (`key=value` words), by key; `who` names the
+/// child in the error when one is missing.
+pub fn figures_line<'a>(stdout: &[u8], who: &'a str) -> impl Fn(&str) -> Result<f64> + 'a {
+    let line = String::from_utf8_lossy(stdout).lines().last().unwrap_or("").to_string();
+    move |k: &str| {
         line.split_whitespace()
             .find_map(|kv| kv.strip_prefix(k).and_then(|v| v.strip_prefix('=')))
             .and_then(|v| v.parse().ok())
-            .with_context(|| format!("the pandas script printed no {k}: {line:?}"))
-    };
-    Ok(PandasRun { runs: get("runs")? as usize, peak_kb: get("peak_kb")? as u64, wall })
+            .with_context(|| format!("{who} printed no {k}: {line:?}"))
+    }
 }
 
 /// The values both sides compute, per ok run and per workload, as JSON in the shape the
@@ -221,8 +226,9 @@ mod tests {
 
     #[test]
     fn a_generated_campaign_holds_the_samples_asked_for() {
-        let opts = options(1e5).unwrap();
-        let ok = testkit::ok_runs(&opts).unwrap() as f64;
+        let (opts, ok) = options(1e5).unwrap();
+        assert_eq!(ok, testkit::ok_runs(&opts).unwrap());
+        let ok = ok as f64;
         let rows = testkit::telemetry_samples(&opts) as f64 * ok;
         assert!((rows / 1e5 - 1.0).abs() < 0.05, "{rows} rows for 1e5 asked");
         assert_eq!(opts.sample_hz, SAMPLE_HZ);
