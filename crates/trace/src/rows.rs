@@ -1,0 +1,357 @@
+//! The rows of a telemetry file (`telemetry.csv.gz`, `processes.csv.gz`), inflated, split
+//! and checked one at a time and handed to a [`RowSink`]: the file is never held whole.
+//! [`crate::telemetry::read_gz_csv`] collects the rows into a table; the analysis sums them
+//! as they come.
+//!
+//! The format, as the runner writes it: a header line, then rows of as many fields (no
+//! quoting); an empty field means "not available". What a damaged file is, and the order in
+//! which its damage is reported, is that of a reader of the whole text: a gzip stream that
+//! does not inflate to its end first, then bytes that are not UTF-8 (the first such line),
+//! then the first bad row.
+
+use std::io::Read;
+
+/// What receives a telemetry file's rows.
+pub trait RowSink {
+    /// The header's column names, once, before any row.
+    fn columns(&mut self, names: &[&str]);
+    /// One checked row: `numbers[c]` is the value of column `c` when it is one of the
+    /// numeric columns asked for and not empty (else `None`); `fields[c]` is its field as
+    /// written.
+    fn row(&mut self, numbers: &[Option<f64>], fields: &[&str]);
+}
+
+/// A sink that keeps nothing: the file is only checked.
+pub struct CheckOnly;
+
+impl RowSink for CheckOnly {
+    fn columns(&mut self, _: &[&str]) {}
+    fn row(&mut self, _: &[Option<f64>], _: &[&str]) {}
+}
+
+/// Reads a gzip CSV as the runner writes it into `sink`, the `numeric` columns as numbers
+/// (empty field: `None`), and returns the rows read; `mono` must be a column.
+///
+/// A damaged file is an error naming the line (and data row): a truncated gzip stream, a
+/// row with another number of fields than the header, a number that does not parse or is
+/// not finite, a negative one (`instance` may be -1, the whole GPU), an empty or decreasing
+/// `mono`, an `instance` or `job` that is not a whole number, a `job` not below `jobs`. The
+/// sink may have seen rows before the error; what it holds then means nothing.
+pub fn read_gz_rows(
+    gz: impl Read,
+    numeric: &[&str],
+    jobs: Option<usize>,
+    sink: &mut impl RowSink,
+) -> Result<usize, String> {
+    read_rows(flate2::read::GzDecoder::new(gz), numeric, jobs, sink)
+        .map_err(|e| e.unwrap_or_else(|io| format!("not a readable gzip file (truncated or damaged): {io}")))
+}
+
+/// [`read_gz_rows`] of the text once decompressed.
+pub fn read_text_rows(
+    text: &str,
+    numeric: &[&str],
+    jobs: Option<usize>,
+    sink: &mut impl RowSink,
+) -> Result<usize, String> {
+    read_rows(text.as_bytes(), numeric, jobs, sink).map_err(|e| e.unwrap_or_else(|io| io.to_string()))
+}
+
+/// The reader of both: `Err(Err(io))` when the text stream itself fails.
+fn read_rows(
+    text: impl Read,
+    numeric: &[&str],
+    jobs: Option<usize>,
+    sink: &mut impl RowSink,
+) -> Result<usize, Result<String, std::io::Error>> {
+    let mut lines = Lines::new(text);
+    let mut line_no = 0usize;
+    // The first damage found in the text; the rest of the stream is still inflated (a
+    // damaged stream comes first) and checked for UTF-8 (which comes next).
+    let mut not_utf8: Option<String> = None;
+    let mut damage: Option<String> = None;
+    let mut rows: Option<Rows> = None;
+    while let Some(line) = lines.next_line().map_err(Err)? {
+        line_no += 1;
+        if not_utf8.is_some() {
+            continue;
+        }
+        let Ok(line) = std::str::from_utf8(line) else {
+            not_utf8 = Some(format!("line {line_no}: not UTF-8 text"));
+            continue;
+        };
+        if damage.is_some() {
+            continue;
+        }
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let checked = match &mut rows {
+            None => Rows::new(line, numeric, jobs).map(|r| {
+                sink.columns(&r.names.iter().map(String::as_str).collect::<Vec<_>>());
+                rows = Some(r);
+            }),
+            Some(r) => r.feed(line, line_no, sink),
+        };
+        damage = checked.err();
+    }
+    if rows.is_none() && damage.is_none() {
+        // No line at all: an empty header.
+        damage = Rows::new("", numeric, jobs).err();
+    }
+    match (not_utf8.or(damage), rows) {
+        (Some(d), _) => Err(Ok(d)),
+        (None, Some(r)) => Ok(r.row),
+        (None, None) => Ok(0),
+    }
+}
+
+/// The lines of a stream, split on `\n` (the last one need not end with it), read in
+/// large chunks.
+struct Lines<R> {
+    inner: R,
+    buf: Vec<u8>,
+    /// The unread bytes are `buf[start..end]`.
+    start: usize,
+    end: usize,
+    eof: bool,
+}
+
+const CHUNK: usize = 1 << 18;
+
+impl<R: Read> Lines<R> {
+    fn new(inner: R) -> Self {
+        Lines { inner, buf: vec![0; CHUNK], start: 0, end: 0, eof: false }
+    }
+
+    fn next_line(&mut self) -> std::io::Result<Option<&[u8]>> {
+        loop {
+            if let Some(n) = memchr::memchr(b'\n', &self.buf[self.start..self.end]) {
+                let line = self.start..self.start + n;
+                self.start += n + 1;
+                return Ok(Some(&self.buf[line]));
+            }
+            if self.eof {
+                if self.start == self.end {
+                    return Ok(None);
+                }
+                let line = self.start..self.end;
+                self.start = self.end;
+                return Ok(Some(&self.buf[line]));
+            }
+            // Keep the partial line, at the front, and read more after it.
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+            if self.buf.len() - self.end < CHUNK / 2 {
+                self.buf.resize(self.buf.len() * 2, 0);
+            }
+            let n = loop {
+                match self.inner.read(&mut self.buf[self.end..]) {
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    r => break r?,
+                }
+            };
+            self.end += n;
+            self.eof = n == 0;
+        }
+    }
+}
+
+/// The header's columns and the rules of each, and where the rows have got to.
+struct Rows {
+    names: Vec<String>,
+    is_num: Vec<bool>,
+    /// Per column: the least value, whether it must be whole, what it must stay below.
+    least: Vec<f64>,
+    whole: Vec<bool>,
+    job_limit: Vec<Option<usize>>,
+    mono_at: usize,
+    last_mono: f64,
+    /// Data rows so far.
+    row: usize,
+    /// The first empty line since the last row.
+    pending_blank: Option<usize>,
+    numbers: Vec<Option<f64>>,
+}
+
+impl Rows {
+    fn new(header: &str, numeric: &[&str], jobs: Option<usize>) -> Result<Rows, String> {
+        let names: Vec<&str> = header.split(',').map(str::trim).collect();
+        if !names.contains(&"mono") {
+            return Err(format!("line 1: no `mono` column in the header {header:?}"));
+        }
+        if let Some(dup) = names.iter().enumerate().find_map(|(i, n)| names[..i].contains(n).then_some(n)) {
+            return Err(format!("line 1: the column {dup:?} appears twice in the header"));
+        }
+        Ok(Rows {
+            is_num: names.iter().map(|n| numeric.contains(n)).collect(),
+            least: names.iter().map(|n| if *n == "instance" { -1.0 } else { 0.0 }).collect(),
+            whole: names.iter().map(|n| *n == "instance" || *n == "job").collect(),
+            job_limit: names.iter().map(|n| if *n == "job" { jobs } else { None }).collect(),
+            mono_at: names.iter().position(|n| *n == "mono").unwrap_or(0),
+            last_mono: f64::NEG_INFINITY,
+            row: 0,
+            pending_blank: None,
+            numbers: vec![None; names.len()],
+            names: names.iter().map(|n| n.to_string()).collect(),
+        })
+    }
+
+    /// Checks line `line_no` (not the header) and hands it to the sink.
+    fn feed(&mut self, line: &str, line_no: usize, sink: &mut impl RowSink) -> Result<(), String> {
+        if line.is_empty() {
+            self.pending_blank.get_or_insert(line_no);
+            return Ok(());
+        }
+        if let Some(blank) = self.pending_blank {
+            return Err(format!("line {blank}: an empty line between rows"));
+        }
+        self.row += 1;
+        let row = self.row;
+        let at = |what: String| format!("line {line_no} (row {row}): {what}");
+        let mut fields: Vec<&str> = Vec::with_capacity(self.names.len());
+        let mut start = 0;
+        for i in memchr::memchr_iter(b',', line.as_bytes()) {
+            fields.push(&line[start..i]);
+            start = i + 1;
+        }
+        fields.push(&line[start..]);
+        if fields.len() != self.names.len() {
+            return Err(at(format!("{} fields, the header has {}", fields.len(), self.names.len())));
+        }
+        for (c, field) in fields.iter().enumerate() {
+            self.numbers[c] = None;
+            if !self.is_num[c] {
+                continue;
+            }
+            let field = trim(field);
+            if field.is_empty() {
+                if c == self.mono_at {
+                    return Err(at("`mono` is empty".to_string()));
+                }
+                continue;
+            }
+            let name = &self.names[c];
+            let v: f64 = match plain_decimal(field) {
+                Some(v) => v,
+                None => field.parse().map_err(|_| at(format!("`{name}` is {field:?}, not a number")))?,
+            };
+            if !v.is_finite() {
+                return Err(at(format!("`{name}` is {field:?}, not a finite number")));
+            }
+            if v < self.least[c] {
+                return Err(at(format!("`{name}` is {v}, below {}", self.least[c])));
+            }
+            // Every f64 from 2^52 up is whole; below, the cast truncates exactly.
+            if self.whole[c] && v.abs() < 4.5e15 && (v as i64) as f64 != v {
+                return Err(at(format!("`{name}` is {v}, not a whole number")));
+            }
+            if let Some(n) = self.job_limit[c] {
+                if v >= n as f64 {
+                    return Err(at(format!("`job` is {v}, but the workload has {n} jobs")));
+                }
+            }
+            if c == self.mono_at {
+                if v < self.last_mono {
+                    return Err(at(format!("`mono` goes backwards ({v} after {})", self.last_mono)));
+                }
+                self.last_mono = v;
+            }
+            self.numbers[c] = Some(v);
+        }
+        sink.row(&self.numbers, &fields);
+        Ok(())
+    }
+}
+
+/// `str::trim`, quick when the field starts and ends with a printable ASCII byte (as the
+/// runner writes every field).
+pub(crate) fn trim(field: &str) -> &str {
+    let plain = |b: u8| b > b' ' && b < 0x7f;
+    match field.as_bytes() {
+        [] => field,
+        [first, .., last] if plain(*first) && plain(*last) => field,
+        [only] if plain(*only) => field,
+        _ => field.trim(),
+    }
+}
+
+/// Powers of ten exactly representable as `f64`, up to the 15 digits [`plain_decimal`] takes.
+const POW10: [f64; 16] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15];
+
+/// A number as the runner writes them (`-12.345`: an optional sign, at most 15 digits, an
+/// optional point), parsed quickly; `None` for anything else, which `str::parse` then reads.
+/// The digits as an integer (below 2^53) and the power of ten are both exact, so their
+/// quotient is the correctly rounded value, the same as `str::parse` gives.
+fn plain_decimal(field: &str) -> Option<f64> {
+    let (negative, digits) = match field.as_bytes() {
+        [b'-', rest @ ..] => (true, rest),
+        all => (false, all),
+    };
+    let (mut m, mut n, mut frac, mut point) = (0u64, 0usize, 0usize, false);
+    for &c in digits {
+        match c {
+            b'0'..=b'9' => {
+                n += 1;
+                if n > 15 {
+                    return None;
+                }
+                m = m * 10 + u64::from(c - b'0');
+                frac += usize::from(point);
+            }
+            b'.' if !point => point = true,
+            _ => return None,
+        }
+    }
+    if n == 0 {
+        return None;
+    }
+    let v = m as f64 / POW10[frac];
+    Some(if negative { -v } else { v })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{plain_decimal, trim};
+
+    #[test]
+    fn plain_decimals_parse_as_str_parse_does() {
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut fields: Vec<String> =
+            ["0", "-0", "1.", ".5", "-.5", "007", "1167.358922", "150754820096", "999999999999999", "0.00000000000001"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let digits = (x % 15 + 1) as usize;
+            let point = (x >> 8) as usize % (digits + 1);
+            let mut s = format!("{:0width$}", (x >> 16) % 10u64.pow(digits as u32), width = digits);
+            if point < digits {
+                s.insert(point, '.');
+            }
+            if x & 1 == 1 {
+                s.insert(0, '-');
+            }
+            fields.push(s);
+        }
+        for f in &fields {
+            let want: f64 = f.parse().unwrap();
+            let got = plain_decimal(f).unwrap_or_else(|| panic!("{f:?} not taken"));
+            assert_eq!(got.to_bits(), want.to_bits(), "{f:?}");
+        }
+        for other in
+            ["", "-", ".", "1.2.3", "1e5", "inf", "NaN", "+1", "1 ", "1234567890123456", "0.000000000000001", "--1"]
+        {
+            assert!(plain_decimal(other).is_none(), "{other:?} taken");
+        }
+    }
+
+    #[test]
+    fn the_quick_trim_trims_as_str_trim_does() {
+        for f in ["", " ", "1", " 1", "1 ", "\t1.5\r", "a b", "\u{a0}7", "7\u{85}", "\u{1}", "x\u{7f}", "é", " é "] {
+            assert_eq!(trim(f), f.trim(), "{f:?}");
+        }
+    }
+}
