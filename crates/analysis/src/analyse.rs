@@ -61,15 +61,18 @@ pub fn analyse(campaign_dir: &Path, plan: Option<&Plan>) -> Result<Results> {
     let dirs = load::run_dirs(campaign_dir)?;
     let runs = par_map(&dirs, |dir| {
         let run_name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let mut run = load::read_run(dir)
-            .with_context(|| format!("campaign {campaign}: run {run_name} is unreadable, nothing was analysed"))?;
+        let unreadable = || format!("campaign {campaign}: run {run_name} is unreadable, nothing was analysed");
+        let mut run = load::read_run(dir).with_context(unreadable)?;
         if let Some(w) = plan.and_then(|p| p.workloads.iter().find(|w| w.id == run.workload.id)) {
             if same_jobs(w, &run.workload) {
                 run.workload = w.clone();
             }
         }
-        let a = per_run::analyse_run(&run, run.workload.timeline)
-            .with_context(|| format!("campaign {campaign}: run {} cannot be analysed", run.meta.run_id))?;
+        // The samples are summed as they are read, over the window the meta and events give.
+        let mut m = per_run::measurement(&run, run.workload.timeline);
+        m.has_telemetry = load::read_telemetry(&run, &mut m.gpu).with_context(unreadable)?;
+        m.has_processes = load::read_processes(&run, &mut m.host).with_context(unreadable)?;
+        let a = per_run::analyse_run(&run, m);
         Ok(Measured { meta: run.meta, workload: run.workload, analysis: a })
     })
     .into_iter()

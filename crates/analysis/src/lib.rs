@@ -32,12 +32,16 @@
 mod aggregate;
 mod analyse;
 mod claims;
-mod frames;
+mod exact;
+mod gpu_use;
+mod host_use;
 mod load;
 mod model;
 mod per_run;
 mod protocols;
 mod provenance;
+#[cfg(test)]
+mod reference;
 mod stats;
 #[cfg(feature = "testkit")]
 pub mod testkit;

@@ -4,12 +4,10 @@ use anyhow::{Context, Result};
 use colloc_plan::PlannedWorkload;
 use colloc_trace::events::{log_protocol_version, read_log, Event};
 use colloc_trace::meta::{self, RunMeta, RunStatus};
+use colloc_trace::rows::{self, RowSink};
 use colloc_trace::{layout, telemetry};
-use polars::prelude::DataFrame;
 use std::fs;
 use std::path::{Path, PathBuf};
-
-use crate::frames;
 
 /// One run directory, read.
 pub(crate) struct RunData {
@@ -17,10 +15,10 @@ pub(crate) struct RunData {
     pub rel: String,
     pub meta: RunMeta,
     pub workload: PlannedWorkload,
+    /// The run directory, whose samples [`read_telemetry`] and [`read_processes`] read.
+    pub dir: PathBuf,
     /// Events per job index; empty for a job that wrote none.
     pub events: Vec<Vec<Event>>,
-    pub telemetry: Option<DataFrame>,
-    pub processes: Option<DataFrame>,
 }
 
 /// The run directories under `campaign/runs/`, sorted by name.
@@ -75,11 +73,19 @@ pub(crate) fn read_run(dir: &Path) -> Result<RunData> {
         events.push(parsed);
     }
     check_versions(&meta, &events).map_err(|e| anyhow::anyhow!("{rel}: {e}"))?;
+    Ok(RunData { rel, meta, workload, events, dir: dir.to_path_buf() })
+}
 
-    let jobs = workload.jobs.len();
-    let telemetry = read_optional_csv(dir, &rel, layout::TELEMETRY, telemetry::GPU_NUMERIC, None)?;
-    let processes = read_optional_csv(dir, &rel, layout::PROCESSES, telemetry::PROCESS_NUMERIC, Some(jobs))?;
-    Ok(RunData { rel, meta, workload, events, telemetry, processes })
+/// Reads the run's `telemetry.csv.gz` into `sink`, refusing what the runner does not write
+/// ([`rows::read_gz_rows`]); `false` when the run has none.
+pub(crate) fn read_telemetry(run: &RunData, sink: &mut impl RowSink) -> Result<bool> {
+    read_samples(run, layout::TELEMETRY, telemetry::GPU_NUMERIC, None, sink)
+}
+
+/// Reads the run's `processes.csv.gz` into `sink`, as [`read_telemetry`] does, its `job`
+/// column below the workload's jobs; `false` when the run has none.
+pub(crate) fn read_processes(run: &RunData, sink: &mut impl RowSink) -> Result<bool> {
+    read_samples(run, layout::PROCESSES, telemetry::PROCESS_NUMERIC, Some(run.workload.jobs.len()), sink)
 }
 
 /// What `meta.json` must say beyond what [`meta::read`] checks of it alone: what the run
@@ -129,16 +135,19 @@ fn check_versions(meta: &RunMeta, events: &[Vec<Event>]) -> Result<(), String> {
     Ok(())
 }
 
-fn read_optional_csv(
-    dir: &Path,
-    rel: &str,
+fn read_samples(
+    run: &RunData,
     file: &str,
     numeric: &[&str],
     jobs: Option<usize>,
-) -> Result<Option<DataFrame>> {
-    let path = dir.join(file);
+    sink: &mut impl RowSink,
+) -> Result<bool> {
+    let path = run.dir.join(file);
     if !path.exists() {
-        return Ok(None);
+        return Ok(false);
     }
-    frames::read_gz_csv(&path, numeric, jobs).with_context(|| format!("{rel}/{file}")).map(Some)
+    let what = || format!("{}/{file}", run.rel);
+    let gz = fs::File::open(&path).context("cannot open").with_context(what)?;
+    rows::read_gz_rows(gz, numeric, jobs, sink).map_err(anyhow::Error::msg).with_context(what)?;
+    Ok(true)
 }
