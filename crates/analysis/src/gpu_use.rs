@@ -4,7 +4,7 @@
 //! summed, the energy counter's greatest), each metric's mean, the memory's peak, the energy
 //! counter's first and last readings; and, for a timeline, every sample in the window.
 
-use colloc_trace::rows::RowSink;
+use colloc_trace::rows::{Row, RowSink};
 
 use crate::exact::{greatest, ExactSum, COARSE, FINE};
 use crate::model::{TimelinePoint, Utilisation, Window};
@@ -284,7 +284,8 @@ impl RowSink for GpuUse {
         };
     }
 
-    fn row(&mut self, numbers: &[Option<f64>], _: &[&str]) {
+    fn row(&mut self, row: &Row<'_>) {
+        let numbers = row.numbers;
         let Some(w) = self.window else { return };
         let c = &self.columns;
         let value = |at: Option<usize>| at.and_then(|i| numbers[i]);

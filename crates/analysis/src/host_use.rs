@@ -2,7 +2,7 @@
 //! rows are read (the file is never held): the mean CPU use of the job's processes, their
 //! peak resident memory and peak device memory.
 
-use colloc_trace::rows::RowSink;
+use colloc_trace::rows::{Row, RowSink};
 
 use crate::exact::{greatest, ExactSum, FINE};
 use crate::model::{JobRun, Window};
@@ -66,7 +66,8 @@ impl RowSink for HostUse {
         };
     }
 
-    fn row(&mut self, numbers: &[Option<f64>], _: &[&str]) {
+    fn row(&mut self, row: &Row<'_>) {
+        let numbers = row.numbers;
         let Some(w) = self.window else { return };
         let c = &self.columns;
         let value = |at: Option<usize>| at.and_then(|i| numbers[i]);

@@ -15,10 +15,24 @@ use std::io::Read;
 pub trait RowSink {
     /// The header's column names, once, before any row.
     fn columns(&mut self, names: &[&str]);
-    /// One checked row: `numbers[c]` is the value of column `c` when it is one of the
-    /// numeric columns asked for and not empty (else `None`); `fields[c]` is its field as
-    /// written.
-    fn row(&mut self, numbers: &[Option<f64>], fields: &[&str]);
+    /// One checked row.
+    fn row(&mut self, row: &Row<'_>);
+}
+
+/// One checked row of a telemetry file.
+pub struct Row<'a> {
+    /// `numbers[c]`: the value of column `c` when it is one of the numeric columns asked
+    /// for and not empty, else `None`.
+    pub numbers: &'a [Option<f64>],
+    line: &'a str,
+    spans: &'a [(usize, usize)],
+}
+
+impl Row<'_> {
+    /// Column `c`'s field as written.
+    pub fn field(&self, c: usize) -> &str {
+        self.spans.get(c).map_or("", |&(a, b)| &self.line[a..b])
+    }
 }
 
 /// A sink that keeps nothing: the file is only checked.
@@ -26,7 +40,7 @@ pub struct CheckOnly;
 
 impl RowSink for CheckOnly {
     fn columns(&mut self, _: &[&str]) {}
-    fn row(&mut self, _: &[Option<f64>], _: &[&str]) {}
+    fn row(&mut self, _: &Row<'_>) {}
 }
 
 /// Reads a gzip CSV as the runner writes it into `sink`, the `numeric` columns as numbers
@@ -71,12 +85,13 @@ fn read_rows(
     let mut not_utf8: Option<String> = None;
     let mut damage: Option<String> = None;
     let mut rows: Option<Rows> = None;
-    while let Some(line) = lines.next_line().map_err(Err)? {
+    while let Some((line, utf8)) = lines.next_line().map_err(Err)? {
         line_no += 1;
         if not_utf8.is_some() {
             continue;
         }
-        let Ok(line) = std::str::from_utf8(line) else {
+        // SAFETY: `next_line` checked the line is UTF-8 when it says so.
+        let Some(line) = utf8.then(|| unsafe { std::str::from_utf8_unchecked(line) }) else {
             not_utf8 = Some(format!("line {line_no}: not UTF-8 text"));
             continue;
         };
@@ -105,13 +120,15 @@ fn read_rows(
 }
 
 /// The lines of a stream, split on `\n` (the last one need not end with it), read in
-/// large chunks.
+/// large chunks and checked for UTF-8 a chunk at a time.
 struct Lines<R> {
     inner: R,
     buf: Vec<u8>,
     /// The unread bytes are `buf[start..end]`.
     start: usize,
     end: usize,
+    /// `buf[..utf8_to]` is known to be UTF-8.
+    utf8_to: usize,
     eof: bool,
 }
 
@@ -119,40 +136,64 @@ const CHUNK: usize = 1 << 18;
 
 impl<R: Read> Lines<R> {
     fn new(inner: R) -> Self {
-        Lines { inner, buf: vec![0; CHUNK], start: 0, end: 0, eof: false }
+        Lines { inner, buf: vec![0; CHUNK], start: 0, end: 0, utf8_to: 0, eof: false }
     }
 
-    fn next_line(&mut self) -> std::io::Result<Option<&[u8]>> {
+    /// The next line, and whether it is UTF-8.
+    fn next_line(&mut self) -> std::io::Result<Option<(&[u8], bool)>> {
         loop {
-            if let Some(n) = memchr::memchr(b'\n', &self.buf[self.start..self.end]) {
-                let line = self.start..self.start + n;
-                self.start += n + 1;
-                return Ok(Some(&self.buf[line]));
-            }
-            if self.eof {
-                if self.start == self.end {
-                    return Ok(None);
-                }
-                let line = self.start..self.end;
-                self.start = self.end;
-                return Ok(Some(&self.buf[line]));
-            }
-            // Keep the partial line, at the front, and read more after it.
-            self.buf.copy_within(self.start..self.end, 0);
-            self.end -= self.start;
-            self.start = 0;
-            if self.buf.len() - self.end < CHUNK / 2 {
-                self.buf.resize(self.buf.len() * 2, 0);
-            }
-            let n = loop {
-                match self.inner.read(&mut self.buf[self.end..]) {
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    r => break r?,
-                }
+            let rest = &self.buf[self.start..self.end];
+            let line_end = match memchr::memchr(b'\n', rest) {
+                Some(n) => Some((self.start + n, self.start + n + 1)),
+                None if self.eof && !rest.is_empty() => Some((self.end, self.end)),
+                None if self.eof => return Ok(None),
+                None => None,
             };
-            self.end += n;
-            self.eof = n == 0;
+            if let Some((end, next)) = line_end {
+                let line = self.start..end;
+                if end > self.utf8_to {
+                    self.check_utf8();
+                }
+                self.start = next;
+                return Ok(Some((&self.buf[line.clone()], line.end <= self.utf8_to)));
+            }
+            self.refill()?;
         }
+    }
+
+    /// Checks the whole lines from `start` on at once (a `\n` is never inside a character):
+    /// `utf8_to` moves to their end, or to the first byte that is not UTF-8.
+    fn check_utf8(&mut self) {
+        let from = self.start.max(self.utf8_to);
+        let to = if self.eof {
+            self.end
+        } else {
+            memchr::memrchr(b'\n', &self.buf[from..self.end]).map_or(self.end, |n| from + n + 1)
+        };
+        self.utf8_to = match std::str::from_utf8(&self.buf[from..to]) {
+            Ok(_) => to,
+            Err(e) => from + e.valid_up_to(),
+        };
+    }
+
+    /// Keeps the partial line, at the front, and reads more after it.
+    fn refill(&mut self) -> std::io::Result<()> {
+        self.buf.copy_within(self.start..self.end, 0);
+        self.end -= self.start;
+        self.utf8_to = self.utf8_to.saturating_sub(self.start);
+        self.start = 0;
+        if self.buf.len() - self.end < CHUNK / 2 {
+            self.buf.resize(self.buf.len() * 2, 0);
+        }
+        let n = loop {
+            match self.inner.read(&mut self.buf[self.end..]) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                r => break r?,
+            }
+        };
+        self.end += n;
+        self.eof = n == 0;
+        Ok(())
     }
 }
 
@@ -170,7 +211,9 @@ struct Rows {
     row: usize,
     /// The first empty line since the last row.
     pending_blank: Option<usize>,
+    /// The row being read: its numbers and where each field is in its line.
     numbers: Vec<Option<f64>>,
+    spans: Vec<(usize, usize)>,
 }
 
 impl Rows {
@@ -192,6 +235,7 @@ impl Rows {
             row: 0,
             pending_blank: None,
             numbers: vec![None; names.len()],
+            spans: Vec::with_capacity(names.len()),
             names: names.iter().map(|n| n.to_string()).collect(),
         })
     }
@@ -208,57 +252,94 @@ impl Rows {
         self.row += 1;
         let row = self.row;
         let at = |what: String| format!("line {line_no} (row {row}): {what}");
-        let mut fields: Vec<&str> = Vec::with_capacity(self.names.len());
-        let mut start = 0;
-        for i in memchr::memchr_iter(b',', line.as_bytes()) {
-            fields.push(&line[start..i]);
-            start = i + 1;
+        if let Err(what) = self.read_fields(line) {
+            // A row with another number of fields is refused as that, whatever else is wrong in it.
+            let (fields, columns) = (memchr::memchr_iter(b',', line.as_bytes()).count() + 1, self.names.len());
+            return Err(at(match what {
+                _ if fields != columns => format!("{fields} fields, the header has {columns}"),
+                Some(what) => what,
+                None => "the fields do not split".to_string(),
+            }));
         }
-        fields.push(&line[start..]);
-        if fields.len() != self.names.len() {
-            return Err(at(format!("{} fields, the header has {}", fields.len(), self.names.len())));
-        }
-        for (c, field) in fields.iter().enumerate() {
-            self.numbers[c] = None;
-            if !self.is_num[c] {
-                continue;
-            }
-            let field = trim(field);
-            if field.is_empty() {
-                if c == self.mono_at {
-                    return Err(at("`mono` is empty".to_string()));
-                }
-                continue;
-            }
-            let name = &self.names[c];
-            let v: f64 = match plain_decimal(field) {
-                Some(v) => v,
-                None => field.parse().map_err(|_| at(format!("`{name}` is {field:?}, not a number")))?,
+        sink.row(&Row { numbers: &self.numbers, line, spans: &self.spans });
+        Ok(())
+    }
+
+    /// Splits the line into its fields and checks each, in one pass: `Err(None)` when it
+    /// does not have the header's number of fields, `Err(Some(what))` for the first bad one.
+    fn read_fields(&mut self, line: &str) -> Result<(), Option<String>> {
+        let bytes = line.as_bytes();
+        let columns = self.names.len();
+        self.spans.clear();
+        let mut from = 0;
+        for c in 0..columns {
+            // The runner's plain decimals are parsed as the field is found.
+            let quick = if self.is_num[c] { plain_decimal_at(bytes, from) } else { None };
+            let to = match quick {
+                Some((_, to)) => to,
+                None => memchr::memchr(b',', &bytes[from..]).map_or(bytes.len(), |n| from + n),
             };
-            if !v.is_finite() {
-                return Err(at(format!("`{name}` is {field:?}, not a finite number")));
+            let last = c + 1 == columns;
+            if last != (to == bytes.len()) {
+                return Err(None);
             }
-            if v < self.least[c] {
-                return Err(at(format!("`{name}` is {v}, below {}", self.least[c])));
-            }
-            // Every f64 from 2^52 up is whole; below, the cast truncates exactly.
-            if self.whole[c] && v.abs() < 4.5e15 && (v as i64) as f64 != v {
-                return Err(at(format!("`{name}` is {v}, not a whole number")));
-            }
-            if let Some(n) = self.job_limit[c] {
-                if v >= n as f64 {
-                    return Err(at(format!("`job` is {v}, but the workload has {n} jobs")));
+            self.spans.push((from, to));
+            self.numbers[c] = None;
+            if self.is_num[c] {
+                let v = match quick {
+                    Some((v, _)) => v,
+                    None => self.parse(c, &line[from..to])?,
+                };
+                if let Some(v) = v {
+                    self.check(c, v)?;
+                    self.numbers[c] = Some(v);
+                } else if c == self.mono_at {
+                    return Err(Some("`mono` is empty".to_string()));
                 }
             }
-            if c == self.mono_at {
-                if v < self.last_mono {
-                    return Err(at(format!("`mono` goes backwards ({v} after {})", self.last_mono)));
-                }
-                self.last_mono = v;
-            }
-            self.numbers[c] = Some(v);
+            from = to + 1;
         }
-        sink.row(&self.numbers, &fields);
+        Ok(())
+    }
+
+    /// A numeric field that is not a plain decimal: trimmed, empty (`None`) or read by
+    /// `str::parse`.
+    fn parse(&self, c: usize, field: &str) -> Result<Option<f64>, Option<String>> {
+        let field = trim(field);
+        if field.is_empty() {
+            return Ok(None);
+        }
+        let v: f64 = match plain_decimal(field) {
+            Some(v) => v,
+            None => field.parse().map_err(|_| Some(format!("`{}` is {field:?}, not a number", self.names[c])))?,
+        };
+        if !v.is_finite() {
+            return Err(Some(format!("`{}` is {field:?}, not a finite number", self.names[c])));
+        }
+        Ok(Some(v))
+    }
+
+    /// The rules of column `c` for its (finite) value `v`.
+    fn check(&mut self, c: usize, v: f64) -> Result<(), Option<String>> {
+        let name = &self.names[c];
+        if v < self.least[c] {
+            return Err(Some(format!("`{name}` is {v}, below {}", self.least[c])));
+        }
+        // Every f64 from 2^52 up is whole; below, the cast truncates exactly.
+        if self.whole[c] && v.abs() < 4.5e15 && (v as i64) as f64 != v {
+            return Err(Some(format!("`{name}` is {v}, not a whole number")));
+        }
+        if let Some(n) = self.job_limit[c] {
+            if v >= n as f64 {
+                return Err(Some(format!("`job` is {v}, but the workload has {n} jobs")));
+            }
+        }
+        if c == self.mono_at {
+            if v < self.last_mono {
+                return Err(Some(format!("`mono` goes backwards ({v} after {})", self.last_mono)));
+            }
+            self.last_mono = v;
+        }
         Ok(())
     }
 }
@@ -273,6 +354,38 @@ pub(crate) fn trim(field: &str) -> &str {
         [only] if plain(*only) => field,
         _ => field.trim(),
     }
+}
+
+/// The field of `bytes` from `from` when it is a plain decimal ([`plain_decimal`]) or empty,
+/// read up to the comma or the end of the line that ends it: its value (`None` when empty)
+/// and where it ends. `None` when it is anything else.
+fn plain_decimal_at(bytes: &[u8], from: usize) -> Option<(Option<f64>, usize)> {
+    let mut i = from;
+    let negative = bytes.get(i) == Some(&b'-');
+    i += usize::from(negative);
+    let (mut m, mut n, mut frac, mut point) = (0u64, 0usize, 0usize, false);
+    while let Some(&c) = bytes.get(i) {
+        match c {
+            b'0'..=b'9' => {
+                n += 1;
+                if n > 15 {
+                    return None;
+                }
+                m = m * 10 + u64::from(c - b'0');
+                frac += usize::from(point);
+            }
+            b'.' if !point => point = true,
+            b',' => break,
+            _ => return None,
+        }
+        i += 1;
+    }
+    if n == 0 {
+        // Empty, or a sign or point alone.
+        return (i == from).then_some((None, i));
+    }
+    let v = m as f64 / POW10[frac];
+    Some((Some(if negative { -v } else { v }), i))
 }
 
 /// Powers of ten exactly representable as `f64`, up to the 15 digits [`plain_decimal`] takes.

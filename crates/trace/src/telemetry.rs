@@ -2,7 +2,7 @@
 //! An empty field means "not available" (see `meta.json` → `telemetry.unavailable`),
 //! never zero. [`crate::rows`] reads them a row at a time.
 
-use crate::rows::{self, RowSink};
+use crate::rows::{self, Row, RowSink};
 
 /// `telemetry.csv.gz`: one row per sample of the GPU (or of a MIG instance, `instance` ≥ 0).
 pub const GPU_COLUMNS: &[&str] = &[
@@ -133,13 +133,13 @@ impl RowSink for Collect {
         self.texts = vec![Vec::new(); names.len()];
     }
 
-    fn row(&mut self, numbers: &[Option<f64>], fields: &[&str]) {
+    fn row(&mut self, row: &Row<'_>) {
         self.rows += 1;
-        for (c, field) in fields.iter().enumerate() {
-            if self.is_num[c] {
-                self.nums[c].push(numbers[c]);
+        for (c, is_num) in self.is_num.iter().enumerate() {
+            if *is_num {
+                self.nums[c].push(row.numbers[c]);
             } else {
-                let field = field.trim();
+                let field = row.field(c).trim();
                 self.texts[c].push((!field.is_empty()).then(|| field.to_string()));
             }
         }

@@ -345,6 +345,34 @@ fn large_files_read_as_the_whole_text_reader_read_them() {
 }
 
 #[test]
+fn characters_across_the_reader_s_chunks_and_bad_bytes_far_in_read_alike() {
+    // A two-byte character in every row's text column: some straddle a chunk's end.
+    let mut r = Rng(11);
+    let text = gpu(&mut r, 30_000).replace(",0x", ",\u{e9}0x");
+    assert!(text.len() > 1 << 21);
+    let gz = gzip(text.as_bytes());
+    let new = telemetry::read_gz_csv(&gz, GPU_NUMERIC, None).unwrap();
+    same("characters", Ok(new), old_read_gz_csv(&gz, GPU_NUMERIC, None));
+    for at in [text.len() / 2, text.len() - 3, (1 << 18) - 1, 1 << 18] {
+        let mut bad = text.clone().into_bytes();
+        bad[at] = 0xff;
+        let gz = gzip(&bad);
+        same(
+            &format!("a bad byte at {at}"),
+            telemetry::read_gz_csv(&gz, GPU_NUMERIC, None),
+            old_read_gz_csv(&gz, GPU_NUMERIC, None),
+        );
+        bad.truncate(at + 1);
+        let gz = gzip(&bad);
+        same(
+            &format!("a bad last byte at {at}"),
+            telemetry::read_gz_csv(&gz, GPU_NUMERIC, None),
+            old_read_gz_csv(&gz, GPU_NUMERIC, None),
+        );
+    }
+}
+
+#[test]
 fn the_fuzz_corpus_reads_as_the_whole_text_reader_read_it() {
     for (target, numeric, jobs) in [
         ("telemetry_csv_gz", GPU_NUMERIC, None),
