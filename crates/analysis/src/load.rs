@@ -2,7 +2,7 @@
 
 use anyhow::{Context, Result};
 use colloc_plan::PlannedWorkload;
-use colloc_trace::events::{log_protocol_version, read_log, Event};
+use colloc_trace::events::{log_protocol_version, read_log_taking, Event, EventBody};
 use colloc_trace::meta::{self, RunMeta, RunStatus};
 use colloc_trace::rows::{self, RowSink};
 use colloc_trace::{layout, telemetry};
@@ -17,8 +17,28 @@ pub(crate) struct RunData {
     pub workload: PlannedWorkload,
     /// The run directory, whose samples [`read_telemetry`] and [`read_processes`] read.
     pub dir: PathBuf,
-    /// Events per job index; empty for a job that wrote none.
+    /// Events per job index, but its `iterations`; empty for a job that wrote none.
     pub events: Vec<Vec<Event>>,
+    /// Protocol 2: per job index, its iterations, from its `iterations` events.
+    pub iterations: Vec<Iterations>,
+}
+
+/// One job's iterations from its `iterations` events: end times (host monotonic seconds),
+/// images and data waits (host seconds), in order.
+#[derive(Default)]
+pub(crate) struct Iterations {
+    pub ends: Vec<f64>,
+    pub images: Vec<f64>,
+    pub waits: Vec<f64>,
+}
+
+impl Iterations {
+    fn add(&mut self, base_mono: f64, end_us: &[u64], images: &[u64], data_wait_us: &[u64]) {
+        let n = end_us.len().min(images.len()).min(data_wait_us.len());
+        self.ends.extend(end_us[..n].iter().map(|u| base_mono + *u as f64 * 1e-6));
+        self.images.extend(images[..n].iter().map(|i| *i as f64));
+        self.waits.extend(data_wait_us[..n].iter().map(|u| *u as f64 * 1e-6));
+    }
 }
 
 /// The run directories under `campaign/runs/`, sorted by name.
@@ -53,7 +73,9 @@ pub(crate) fn read_run(dir: &Path) -> Result<RunData> {
     check_meta(&meta, &workload, &name).map_err(|e| anyhow::anyhow!("{meta_file}: {e}"))?;
 
     let mut events = Vec::with_capacity(workload.jobs.len());
+    let mut iterations = Vec::with_capacity(workload.jobs.len());
     for i in 0..workload.jobs.len() {
+        iterations.push(Iterations::default());
         let file = layout::job_events(i);
         let path = dir.join(&file);
         if !path.exists() {
@@ -65,7 +87,16 @@ pub(crate) fn read_run(dir: &Path) -> Result<RunData> {
             continue;
         }
         let text = fs::read_to_string(&path).with_context(|| format!("{rel}/{file}: cannot read"))?;
-        let parsed = read_log(&text, i as u32).map_err(|e| anyhow::anyhow!("{rel}/{file}: {e}"))?;
+        // The iterations, the bulk of a protocol-2 log, are kept as their times and images only.
+        let its = &mut iterations[i];
+        let parsed = read_log_taking(&text, i as u32, |e| match &e.body {
+            EventBody::Iterations { base_mono, end_us, images, data_wait_us, .. } => {
+                its.add(*base_mono, end_us, images, data_wait_us);
+                None
+            }
+            _ => Some(e),
+        })
+        .map_err(|e| anyhow::anyhow!("{rel}/{file}: {e}"))?;
         anyhow::ensure!(
             meta.status != RunStatus::Ok || !parsed.is_empty(),
             "{rel}/{file}: no events, but meta.json says the run is ok"
@@ -73,7 +104,7 @@ pub(crate) fn read_run(dir: &Path) -> Result<RunData> {
         events.push(parsed);
     }
     check_versions(&meta, &events).map_err(|e| anyhow::anyhow!("{rel}: {e}"))?;
-    Ok(RunData { rel, meta, workload, events, dir: dir.to_path_buf() })
+    Ok(RunData { rel, meta, workload, events, iterations, dir: dir.to_path_buf() })
 }
 
 /// Reads the run's `telemetry.csv.gz` into `sink`, refusing what the runner does not write

@@ -13,7 +13,7 @@ use colloc_trace::meta::RunStatus;
 use crate::exact::{ExactSum, FINE};
 use crate::gpu_use::GpuUse;
 use crate::host_use::HostUse;
-use crate::load::RunData;
+use crate::load::{Iterations, RunData};
 use crate::model::{JobRun, RunResult, ThroughputCi, TimelinePoint, Window};
 
 /// What one run yields: its result (ratios filled in later) and, when asked, its timeline.
@@ -117,7 +117,7 @@ pub(crate) fn analyse_run(run: &RunData, measured: Measurement) -> RunAnalysis {
             notes.push(format!("the jobs' clock runs {:.3}× the host's (simulated time)", w.clock_scale));
         }
         let per_job = if v2 {
-            iteration_throughputs(&run.events, w, &mut notes)
+            iteration_throughputs(&run.iterations, w, &mut notes)
         } else {
             let mut sums = job_throughputs(&run.events, w);
             for s in &mut sums {
@@ -306,27 +306,6 @@ fn runner_window(m: &colloc_trace::meta::RunMeta, notes: &mut Vec<String>) -> Op
     }
 }
 
-/// One job's iterations from its `iterations` events: end times (host monotonic seconds),
-/// images and data waits (host seconds), in order.
-struct Iterations {
-    ends: Vec<f64>,
-    images: Vec<f64>,
-    waits: Vec<f64>,
-}
-
-fn iterations_of(events: &[Event]) -> Iterations {
-    let mut it = Iterations { ends: Vec::new(), images: Vec::new(), waits: Vec::new() };
-    for e in events {
-        if let EventBody::Iterations { base_mono, end_us, images, data_wait_us, .. } = &e.body {
-            let n = end_us.len().min(images.len()).min(data_wait_us.len());
-            it.ends.extend(end_us[..n].iter().map(|u| base_mono + *u as f64 * 1e-6));
-            it.images.extend(images[..n].iter().map(|i| *i as f64));
-            it.waits.extend(data_wait_us[..n].iter().map(|u| *u as f64 * 1e-6));
-        }
-    }
-    it
-}
-
 /// What a job trained inside `[from, to]`, the iterations that straddle an edge credited by
 /// the share of their duration inside it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -378,10 +357,9 @@ pub(crate) fn credit(ends: &[f64], images: &[f64], waits: &[f64], from: f64, to:
 
 /// Protocol 2: per job, the images and data wait credited over the common window from its
 /// per-iteration times; the seconds are the window's on the jobs' clock.
-fn iteration_throughputs(events: &[Vec<Event>], w: Window, notes: &mut Vec<String>) -> Vec<JobWindowSums> {
+fn iteration_throughputs(iterations: &[Iterations], w: Window, notes: &mut Vec<String>) -> Vec<JobWindowSums> {
     let mut out = Vec::new();
-    for (i, evs) in events.iter().enumerate() {
-        let it = iterations_of(evs);
+    for (i, it) in iterations.iter().enumerate() {
         // A wait over 0.1 s on the jobs' clock.
         let Some(c) = credit(&it.ends, &it.images, &it.waits, w.start_mono, w.end_mono, 0.1 / w.clock_scale) else {
             continue;
