@@ -50,12 +50,14 @@ struct Summary {
     /// The first and the last sample with an energy reading: (mono, joules).
     energy_first: Option<(f64, f64)>,
     energy_last: Option<(f64, f64)>,
-    /// Every sample, kept for a timeline only.
-    timeline: Option<Vec<Sample>>,
+    /// Every sample as a point of the timeline (seconds since `origin`, the window's start,
+    /// on the jobs' clock), kept for a timeline only.
+    timeline: Option<Vec<TimelinePoint>>,
+    origin: Option<Window>,
 }
 
 impl Summary {
-    fn new(timeline: bool) -> Self {
+    fn new(timeline: bool, origin: Option<Window>) -> Self {
         Summary {
             means: [ExactSum::new(FINE); 7],
             mem_used_max: None,
@@ -64,6 +66,7 @@ impl Summary {
             energy_first: None,
             energy_last: None,
             timeline: timeline.then(Vec::new),
+            origin,
         }
     }
 
@@ -78,8 +81,18 @@ impl Summary {
             self.energy_first.get_or_insert((s.mono, e));
             self.energy_last = Some((s.mono, e));
         }
-        if let Some(t) = &mut self.timeline {
-            t.push(s);
+        if let (Some(t), Some(w)) = (&mut self.timeline, self.origin) {
+            let finite = |v: Option<f64>| v.filter(|v| v.is_finite());
+            t.push(TimelinePoint {
+                t: (s.mono - w.start_mono) * w.clock_scale,
+                sm_activity_pct: finite(s.means[0]),
+                sm_occupancy_pct: finite(s.means[1]),
+                tensor_activity_pct: finite(s.means[2]),
+                dram_bw_util_pct: finite(s.means[3]),
+                gpu_util_pct: finite(s.means[4]),
+                mem_used_bytes: finite(s.mem_used),
+                power_w: finite(s.means[6]),
+            });
         }
     }
 
@@ -100,7 +113,7 @@ impl Summary {
     }
 
     fn has_activity(&self) -> bool {
-        self.timeline.as_ref().is_some_and(|t| t.iter().any(|s| s.means[0].is_some_and(f64::is_finite)))
+        self.timeline.as_ref().is_some_and(|t| t.iter().any(|p| p.sm_activity_pct.is_some()))
     }
 }
 
@@ -158,17 +171,12 @@ impl GpuUse {
         GpuUse {
             window,
             columns: Columns::default(),
-            gpu: Summary::new(timeline),
-            instances: Summary::new(timeline),
+            gpu: Summary::new(timeline, window),
+            instances: Summary::new(timeline, window),
             current: None,
             first: None,
             finished: false,
         }
-    }
-
-    /// Whether every sample of the window is kept, for [`GpuUse::timeline`].
-    pub(crate) fn keeps_timeline(&self) -> bool {
-        self.gpu.timeline.is_some()
     }
 
     fn flush_instances(&mut self) {
@@ -186,7 +194,7 @@ impl GpuUse {
         }
         self.flush_instances();
         if let (1, Some(first)) = (self.instances.samples, &self.first) {
-            let mut alone = Summary::new(self.instances.timeline.is_some());
+            let mut alone = Summary::new(self.instances.timeline.is_some(), self.window);
             alone.add(first.sample(1));
             self.instances = alone;
         }
@@ -241,7 +249,6 @@ impl GpuUse {
     /// Empty unless made for a timeline.
     pub(crate) fn timeline(&mut self) -> Vec<TimelinePoint> {
         self.finish();
-        let Some(w) = self.window else { return Vec::new() };
         let (gpu, inst) = (&mut self.gpu, &mut self.instances);
         let n_gpu = gpu.samples;
         let chosen = if n_gpu > 0 && gpu.has_activity() {
@@ -251,23 +258,7 @@ impl GpuUse {
         } else {
             gpu
         };
-        let finite = |v: Option<f64>| v.filter(|v| v.is_finite());
-        chosen
-            .timeline
-            .take()
-            .unwrap_or_default()
-            .into_iter()
-            .map(|s| TimelinePoint {
-                t: (s.mono - w.start_mono) * w.clock_scale,
-                sm_activity_pct: finite(s.means[0]),
-                sm_occupancy_pct: finite(s.means[1]),
-                tensor_activity_pct: finite(s.means[2]),
-                dram_bw_util_pct: finite(s.means[3]),
-                gpu_util_pct: finite(s.means[4]),
-                mem_used_bytes: finite(s.mem_used),
-                power_w: finite(s.means[6]),
-            })
-            .collect()
+        chosen.timeline.take().unwrap_or_default()
     }
 }
 

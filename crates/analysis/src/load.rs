@@ -11,8 +11,6 @@ use std::path::{Path, PathBuf};
 
 /// One run directory, read.
 pub(crate) struct RunData {
-    /// `runs/<run-id>`, for messages.
-    pub rel: String,
     pub meta: RunMeta,
     pub workload: PlannedWorkload,
     /// The run directory, whose samples [`read_telemetry`] and [`read_processes`] read.
@@ -104,19 +102,19 @@ pub(crate) fn read_run(dir: &Path) -> Result<RunData> {
         events.push(parsed);
     }
     check_versions(&meta, &events).map_err(|e| anyhow::anyhow!("{rel}: {e}"))?;
-    Ok(RunData { rel, meta, workload, events, iterations, dir: dir.to_path_buf() })
+    Ok(RunData { meta, workload, events, iterations, dir: dir.to_path_buf() })
 }
 
-/// Reads the run's `telemetry.csv.gz` into `sink`, refusing what the runner does not write
-/// ([`rows::read_gz_rows`]); `false` when the run has none.
-pub(crate) fn read_telemetry(run: &RunData, sink: &mut impl RowSink) -> Result<bool> {
-    read_samples(run, layout::TELEMETRY, telemetry::GPU_NUMERIC, None, sink)
+/// Reads the `telemetry.csv.gz` of the run in `dir` into `sink`, refusing what the runner
+/// does not write ([`rows::read_gz_rows`]); `false` when the run has none.
+pub(crate) fn read_telemetry(dir: &Path, sink: &mut impl RowSink) -> Result<bool> {
+    read_samples(dir, layout::TELEMETRY, telemetry::GPU_NUMERIC, None, sink)
 }
 
 /// Reads the run's `processes.csv.gz` into `sink`, as [`read_telemetry`] does, its `job`
 /// column below the workload's jobs; `false` when the run has none.
 pub(crate) fn read_processes(run: &RunData, sink: &mut impl RowSink) -> Result<bool> {
-    read_samples(run, layout::PROCESSES, telemetry::PROCESS_NUMERIC, Some(run.workload.jobs.len()), sink)
+    read_samples(&run.dir, layout::PROCESSES, telemetry::PROCESS_NUMERIC, Some(run.workload.jobs.len()), sink)
 }
 
 /// What `meta.json` must say beyond what [`meta::read`] checks of it alone: what the run
@@ -167,17 +165,18 @@ fn check_versions(meta: &RunMeta, events: &[Vec<Event>]) -> Result<(), String> {
 }
 
 fn read_samples(
-    run: &RunData,
+    dir: &Path,
     file: &str,
     numeric: &[&str],
     jobs: Option<usize>,
     sink: &mut impl RowSink,
 ) -> Result<bool> {
-    let path = run.dir.join(file);
+    let path = dir.join(file);
     if !path.exists() {
         return Ok(false);
     }
-    let what = || format!("{}/{file}", run.rel);
+    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let what = || format!("{}/{name}/{file}", layout::RUNS_DIR);
     let gz = fs::File::open(&path).context("cannot open").with_context(what)?;
     rows::read_gz_rows(gz, numeric, jobs, sink).map_err(anyhow::Error::msg).with_context(what)?;
     Ok(true)

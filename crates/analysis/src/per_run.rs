@@ -13,19 +13,21 @@ use colloc_trace::meta::RunStatus;
 use crate::exact::{ExactSum, FINE};
 use crate::gpu_use::GpuUse;
 use crate::host_use::HostUse;
-use crate::load::{Iterations, RunData};
+use crate::load::{self, Iterations, RunData};
 use crate::model::{JobRun, RunResult, ThroughputCi, TimelinePoint, Window};
 
-/// What one run yields: its result (ratios filled in later) and, when asked, its timeline.
+/// What one run yields: its result (ratios filled in later), and whether its telemetry gives
+/// a timeline over its window ([`timeline`] reads it).
 pub(crate) struct RunAnalysis {
     pub result: RunResult,
-    pub timeline: Option<Vec<TimelinePoint>>,
+    pub has_timeline: bool,
 }
 
 /// What a run's samples are summed for, decided from its `meta.json` and events before the
 /// samples are read: the common window (none for a run that is not ok, measured over whole
 /// epochs or without a window), the notes on finding it, and the sums the telemetry and
-/// process files' readers feed.
+/// process files' readers feed. (The samples of a timeline are read apart, by [`timeline`],
+/// for the one run of a workload whose timeline is shown.)
 pub(crate) struct Measurement {
     window: Option<Window>,
     notes: Vec<String>,
@@ -36,9 +38,8 @@ pub(crate) struct Measurement {
     pub has_processes: bool,
 }
 
-/// The run's window and the sums over it to be fed; every sample of the window is kept for
-/// the utilisation timeline when `want_timeline`.
-pub(crate) fn measurement(run: &RunData, want_timeline: bool) -> Measurement {
+/// The run's window and the sums over it to be fed.
+pub(crate) fn measurement(run: &RunData) -> Measurement {
     let m = &run.meta;
     let mut notes = Vec::new();
     let window = if m.status != RunStatus::Ok || m.whole_epochs() {
@@ -52,7 +53,7 @@ pub(crate) fn measurement(run: &RunData, want_timeline: bool) -> Measurement {
     Measurement {
         window,
         notes,
-        gpu: GpuUse::new(window, want_timeline),
+        gpu: GpuUse::new(window, false),
         host: HostUse::new(window, run.workload.jobs.len()),
         has_telemetry: false,
         has_processes: false,
@@ -96,7 +97,7 @@ pub(crate) fn analyse_run(run: &RunData, measured: Measurement) -> RunAnalysis {
     };
     if m.status != RunStatus::Ok {
         result.jobs = jobs;
-        return RunAnalysis { result, timeline: None };
+        return RunAnalysis { result, has_timeline: false };
     }
     if m.whole_epochs() {
         epoch_throughputs(run, &mut jobs, &mut notes);
@@ -107,11 +108,11 @@ pub(crate) fn analyse_run(run: &RunData, measured: Measurement) -> RunAnalysis {
         result.disturbed = foreign_processes(m, m.release_mono.unwrap_or(f64::NEG_INFINITY), f64::INFINITY, &mut notes);
         result.jobs = jobs;
         result.notes = notes;
-        return RunAnalysis { result, timeline: None };
+        return RunAnalysis { result, has_timeline: false };
     }
 
     let v2 = result.protocol_version >= 2;
-    let mut timeline = None;
+    let mut has_timeline = false;
     if let Some(w) = window {
         if w.clock_scale != 1.0 {
             notes.push(format!("the jobs' clock runs {:.3}× the host's (simulated time)", w.clock_scale));
@@ -162,9 +163,7 @@ pub(crate) fn analyse_run(run: &RunData, measured: Measurement) -> RunAnalysis {
                 result.energy_per_image_j = Some(e / images_total);
             }
             result.utilisation = u;
-            if gpu.keeps_timeline() {
-                timeline = Some(gpu.timeline());
-            }
+            has_timeline = true;
         } else {
             notes.push("no telemetry".to_string());
         }
@@ -173,7 +172,15 @@ pub(crate) fn analyse_run(run: &RunData, measured: Measurement) -> RunAnalysis {
     }
     result.jobs = jobs;
     result.notes = notes;
-    RunAnalysis { result, timeline }
+    RunAnalysis { result, has_timeline }
+}
+
+/// The utilisation timeline of the run in `dir` over its window `w`: every telemetry sample
+/// in it, read again from the run's `telemetry.csv.gz`.
+pub(crate) fn timeline(dir: &std::path::Path, w: Window) -> anyhow::Result<Vec<TimelinePoint>> {
+    let mut gpu = GpuUse::new(Some(w), true);
+    load::read_telemetry(dir, &mut gpu)?;
+    Ok(gpu.timeline())
 }
 
 /// Whole epochs (no common window): each job's throughput from its `epoch_end` events, the
