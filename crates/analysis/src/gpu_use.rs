@@ -263,6 +263,12 @@ impl GpuUse {
 }
 
 impl RowSink for GpuUse {
+    fn needs(&self, column: &str) -> bool {
+        self.window.is_some()
+            && (MEAN_METRICS.contains(&column)
+                || ["mono", "instance", "mem_used_bytes", "mem_total_bytes", "energy_j"].contains(&column))
+    }
+
     fn columns(&mut self, names: &[&str]) {
         let at = |name: &str| names.iter().position(|n| *n == name);
         self.columns = Columns {

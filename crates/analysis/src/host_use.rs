@@ -55,6 +55,10 @@ impl HostUse {
 }
 
 impl RowSink for HostUse {
+    fn needs(&self, column: &str) -> bool {
+        self.window.is_some() && ["mono", "job", "cpu_pct", "rss_bytes", "gpu_mem_bytes"].contains(&column)
+    }
+
     fn columns(&mut self, names: &[&str]) {
         let at = |name: &str| names.iter().position(|n| *n == name);
         self.columns = Columns {

@@ -15,6 +15,11 @@ use std::io::Read;
 pub trait RowSink {
     /// The header's column names, once, before any row.
     fn columns(&mut self, names: &[&str]);
+    /// Whether the sink needs the values of this numeric column: the values of the others
+    /// are checked but not computed, and are `None` in [`Row::numbers`].
+    fn needs(&self, _column: &str) -> bool {
+        true
+    }
     /// One checked row.
     fn row(&mut self, row: &Row<'_>);
 }
@@ -22,7 +27,7 @@ pub trait RowSink {
 /// One checked row of a telemetry file.
 pub struct Row<'a> {
     /// `numbers[c]`: the value of column `c` when it is one of the numeric columns asked
-    /// for and not empty, else `None`.
+    /// for, the sink needs it and it is not empty, else `None`.
     pub numbers: &'a [Option<f64>],
     line: &'a str,
     spans: &'a [(usize, usize)],
@@ -40,6 +45,9 @@ pub struct CheckOnly;
 
 impl RowSink for CheckOnly {
     fn columns(&mut self, _: &[&str]) {}
+    fn needs(&self, _: &str) -> bool {
+        false
+    }
     fn row(&mut self, _: &Row<'_>) {}
 }
 
@@ -100,8 +108,9 @@ fn read_rows(
         }
         let line = line.strip_suffix('\r').unwrap_or(line);
         let checked = match &mut rows {
-            None => Rows::new(line, numeric, jobs).map(|r| {
+            None => Rows::new(line, numeric, jobs).map(|mut r| {
                 sink.columns(&r.names.iter().map(String::as_str).collect::<Vec<_>>());
+                r.value_only_needed(|name| sink.needs(name));
                 rows = Some(r);
             }),
             Some(r) => r.feed(line, line_no, sink),
@@ -201,6 +210,9 @@ impl<R: Read> Lines<R> {
 struct Rows {
     names: Vec<String>,
     is_num: Vec<bool>,
+    /// Per numeric column: whether its value is computed (else only its form is checked,
+    /// when it is a plain decimal).
+    valued: Vec<bool>,
     /// Per column: the least value, whether it must be whole, what it must stay below.
     least: Vec<f64>,
     whole: Vec<bool>,
@@ -227,6 +239,7 @@ impl Rows {
         }
         Ok(Rows {
             is_num: names.iter().map(|n| numeric.contains(n)).collect(),
+            valued: vec![true; names.len()],
             least: names.iter().map(|n| if *n == "instance" { -1.0 } else { 0.0 }).collect(),
             whole: names.iter().map(|n| *n == "instance" || *n == "job").collect(),
             job_limit: names.iter().map(|n| if *n == "job" { jobs } else { None }).collect(),
@@ -238,6 +251,14 @@ impl Rows {
             spans: Vec::with_capacity(names.len()),
             names: names.iter().map(|n| n.to_string()).collect(),
         })
+    }
+
+    /// Computes the values of only the columns `needs` names, and of those whose rules need
+    /// the value (`mono`, `instance`, `job`).
+    fn value_only_needed(&mut self, needs: impl Fn(&str) -> bool) {
+        for (c, name) in self.names.iter().enumerate() {
+            self.valued[c] = needs(name) || c == self.mono_at || self.whole[c] || self.job_limit[c].is_some();
+        }
     }
 
     /// Checks line `line_no` (not the header) and hands it to the sink.
@@ -273,8 +294,12 @@ impl Rows {
         self.spans.clear();
         let mut from = 0;
         for c in 0..columns {
-            // The runner's plain decimals are parsed as the field is found.
-            let quick = if self.is_num[c] { plain_decimal_at(bytes, from) } else { None };
+            // The runner's plain decimals are parsed (or their form checked) as the field is found.
+            let quick = match (self.is_num[c], self.valued[c]) {
+                (true, true) => plain_decimal_at(bytes, from),
+                (true, false) => plain_form_at(bytes, from).map(|to| (None, to)),
+                (false, _) => None,
+            };
             let to = match quick {
                 Some((_, to)) => to,
                 None => memchr::memchr(b',', &bytes[from..]).map_or(bytes.len(), |n| from + n),
@@ -292,7 +317,7 @@ impl Rows {
                 };
                 if let Some(v) = v {
                     self.check(c, v)?;
-                    self.numbers[c] = Some(v);
+                    self.numbers[c] = self.valued[c].then_some(v);
                 } else if c == self.mono_at {
                     return Err(Some("`mono` is empty".to_string()));
                 }
@@ -360,11 +385,11 @@ pub(crate) fn trim(field: &str) -> &str {
 /// read up to the comma or the end of the line that ends it: its value (`None` when empty)
 /// and where it ends. `None` when it is anything else.
 fn plain_decimal_at(bytes: &[u8], from: usize) -> Option<(Option<f64>, usize)> {
-    let mut i = from;
-    let negative = bytes.get(i) == Some(&b'-');
-    i += usize::from(negative);
+    let rest = &bytes[from..];
+    let negative = rest.first() == Some(&b'-');
     let (mut m, mut n, mut frac, mut point) = (0u64, 0usize, 0usize, false);
-    while let Some(&c) = bytes.get(i) {
+    let mut len = rest.len();
+    for (i, &c) in rest.iter().enumerate().skip(usize::from(negative)) {
         match c {
             b'0'..=b'9' => {
                 n += 1;
@@ -375,17 +400,45 @@ fn plain_decimal_at(bytes: &[u8], from: usize) -> Option<(Option<f64>, usize)> {
                 frac += usize::from(point);
             }
             b'.' if !point => point = true,
-            b',' => break,
+            b',' => {
+                len = i;
+                break;
+            }
             _ => return None,
         }
-        i += 1;
     }
     if n == 0 {
         // Empty, or a sign or point alone.
-        return (i == from).then_some((None, i));
+        return (len == 0).then_some((None, from));
     }
     let v = m as f64 / POW10[frac];
-    Some((Some(if negative { -v } else { v }), i))
+    Some((Some(if negative { -v } else { v }), from + len))
+}
+
+/// The field of `bytes` from `from` when it is empty or a plain decimal ([`plain_decimal`])
+/// not below zero, up to the comma or the end of the line that ends it: where it ends. Its
+/// value is not computed. `None` when it is anything else.
+fn plain_form_at(bytes: &[u8], from: usize) -> Option<usize> {
+    let rest = &bytes[from..];
+    let negative = rest.first() == Some(&b'-');
+    let (mut digits, mut point, mut nonzero) = (0usize, false, false);
+    let mut len = rest.len();
+    for (i, &c) in rest.iter().enumerate().skip(usize::from(negative)) {
+        match c {
+            b'0'..=b'9' => {
+                digits += 1;
+                nonzero |= c != b'0';
+            }
+            b'.' if !point => point = true,
+            b',' => {
+                len = i;
+                break;
+            }
+            _ => return None,
+        }
+    }
+    let plain = digits > 0 && digits <= 15 && !(negative && nonzero);
+    (plain || len == 0).then_some(from + len)
 }
 
 /// Powers of ten exactly representable as `f64`, up to the 15 digits [`plain_decimal`] takes.

@@ -4,6 +4,7 @@
 //! same error, word for word (a damaged gzip stream first, then text that is not UTF-8,
 //! then the first bad row), and the committed fuzz corpus reads alike through both.
 
+use colloc_trace::rows;
 use colloc_trace::telemetry::{self, Table, Values, GPU_NUMERIC, PROCESS_NUMERIC};
 use std::io::Write;
 
@@ -311,6 +312,10 @@ fn random_and_damaged_files_read_as_the_whole_text_reader_read_them() {
         } else {
             refused += 1;
         }
+        // A reader that needs no value checks the same.
+        let checked = rows::read_gz_rows(&gz[..], numeric, jobs, &mut rows::CheckOnly);
+        assert_eq!(checked.as_ref().err(), new.as_ref().err(), "case {case}: checked only");
+        assert_eq!(checked.ok(), new.as_ref().ok().map(|t| t.rows), "case {case}: checked only");
         same(&format!("case {case}: {:?}", String::from_utf8_lossy(&bytes)), new, old_read_gz_csv(&gz, numeric, jobs));
         if let Ok(text) = std::str::from_utf8(&bytes) {
             same(
