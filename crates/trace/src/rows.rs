@@ -411,7 +411,8 @@ fn plain_decimal_at(bytes: &[u8], from: usize) -> Option<(Option<f64>, usize)> {
         // Empty, or a sign or point alone.
         return (len == 0).then_some((None, from));
     }
-    let v = m as f64 / POW10[frac];
+    // A whole number needs no division (by 1, which is exact).
+    let v = if frac == 0 { m as f64 } else { m as f64 / POW10[frac] };
     Some((Some(if negative { -v } else { v }), from + len))
 }
 
@@ -471,7 +472,8 @@ fn plain_decimal(field: &str) -> Option<f64> {
     if n == 0 {
         return None;
     }
-    let v = m as f64 / POW10[frac];
+    // A whole number needs no division (by 1, which is exact).
+    let v = if frac == 0 { m as f64 } else { m as f64 / POW10[frac] };
     Some(if negative { -v } else { v })
 }
 
