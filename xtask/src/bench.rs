@@ -119,7 +119,8 @@ fn verification(label: &str, dir: &Path, reps: usize) -> Result<()> {
 /// `cargo xtask bench-analyse-child DIR [--campaign NAME]` (hidden): verify and analyse the
 /// campaign in DIR as `reproduce` does (with the plan of campaign NAME), evaluate the claims
 /// and render the outputs in memory; print one line of `key=value` figures for the parent
-/// (`runs`, `analyse_s`, `render_s`, `peak_kb`: this process' peak resident memory).
+/// (`runs`, `analyse_s`, `render_s`, `peak_kb`: this process' peak resident memory, and
+/// `analysed_peak_kb`: the same once analysed, before the claims and the render).
 #[derive(clap::Args)]
 pub struct ChildArgs {
     pub dir: PathBuf,
@@ -143,6 +144,7 @@ pub fn child_main(a: ChildArgs) -> Result<ExitCode> {
     let t0 = Instant::now();
     let results = colloc_analysis::analyse(&a.dir, plan.as_ref())?;
     let analyse_s = t0.elapsed().as_secs_f64();
+    let analysed_peak_kb = peak_kb();
     if let Some(path) = &a.dump {
         std::fs::write(path, serde_json::to_vec(&crate::scale::dump(&results)?)?)
             .with_context(|| format!("cannot write {}", path.display()))?;
@@ -166,18 +168,23 @@ pub fn child_main(a: ChildArgs) -> Result<ExitCode> {
         &layout,
     )?;
     let render_s = t1.elapsed().as_secs_f64();
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let peak_kb = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .unwrap_or(0);
+    let peak_kb = peak_kb();
     println!(
-        "runs={} analyse_s={analyse_s:.6} render_s={render_s:.6} outputs={} peak_kb={peak_kb}",
+        "runs={} analyse_s={analyse_s:.6} render_s={render_s:.6} outputs={} analysed_peak_kb={analysed_peak_kb} peak_kb={peak_kb}",
         results.runs.len(),
         outputs.len()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// This process' peak resident memory so far (`VmHWM`), in kB.
+fn peak_kb() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .unwrap_or(0)
 }
 
 /// One run of the child on `dir`: (runs, analyse s, render s, peak kB).

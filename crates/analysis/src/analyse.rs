@@ -61,16 +61,19 @@ pub fn analyse(campaign_dir: &Path, plan: Option<&Plan>) -> Result<Results> {
     let dirs = load::run_dirs(campaign_dir)?;
     let runs = par_map(&dirs, |dir| {
         let run_name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let mut run = load::read_run(dir)
-            .with_context(|| format!("campaign {campaign}: run {run_name} is unreadable, nothing was analysed"))?;
+        let unreadable = || format!("campaign {campaign}: run {run_name} is unreadable, nothing was analysed");
+        let mut run = load::read_run(dir).with_context(unreadable)?;
         if let Some(w) = plan.and_then(|p| p.workloads.iter().find(|w| w.id == run.workload.id)) {
             if same_jobs(w, &run.workload) {
                 run.workload = w.clone();
             }
         }
-        let a = per_run::analyse_run(&run, run.workload.timeline)
-            .with_context(|| format!("campaign {campaign}: run {} cannot be analysed", run.meta.run_id))?;
-        Ok(Measured { meta: run.meta, workload: run.workload, analysis: a })
+        // The samples are summed as they are read, over the window the meta and events give.
+        let mut m = per_run::measurement(&run);
+        m.has_telemetry = load::read_telemetry(dir, &mut m.gpu).with_context(unreadable)?;
+        m.has_processes = load::read_processes(&run, &mut m.host).with_context(unreadable)?;
+        let a = per_run::analyse_run(&run, m);
+        Ok(Measured { meta: run.meta, workload: run.workload, analysis: a, dir: run.dir })
     })
     .into_iter()
     .collect::<Result<Vec<_>>>()?;
@@ -100,8 +103,10 @@ pub fn analyse(campaign_dir: &Path, plan: Option<&Plan>) -> Result<Results> {
     for r in runs {
         let mut result = r.analysis.result;
         result.superseded = latest.get(&(r.meta.workload_id.clone(), r.meta.repetition)) != Some(&r.meta.attempt);
-        if let (Some(points), false) = (r.analysis.timeline, result.superseded) {
-            timelines.push((r.workload, result.run_id.clone(), result.repetition, points));
+        if let (true, true, false, Some(w)) =
+            (r.workload.timeline, r.analysis.has_timeline, result.superseded, result.window)
+        {
+            timelines.push((r.workload, result.run_id.clone(), result.repetition, (r.dir, w)));
         }
         results.push(result);
     }
@@ -114,21 +119,26 @@ pub fn analyse(campaign_dir: &Path, plan: Option<&Plan>) -> Result<Results> {
     let interference = aggregate::interference(&workload_results);
     let protocol_validation = protocols::validation(&workload_results, &run_protocols);
 
-    // One timeline per workload of the timeline role: its lowest repetition.
+    // One timeline per workload of the timeline role: its lowest repetition, whose samples
+    // are read again (only the shown timelines are ever held).
     timelines.sort_by(|a, b| (&a.0.id, a.2, &a.1).cmp(&(&b.0.id, b.2, &b.1)));
     timelines.dedup_by(|b, a| a.0.id == b.0.id);
     let timelines = timelines
         .into_iter()
-        .map(|(w, run_id, _, points)| Timeline {
-            layout: aggregate::layout(&w),
-            workload_id: w.id,
-            run_id,
-            label: w.label,
-            mode: w.mode,
-            data: w.data,
-            points,
+        .map(|(w, run_id, _, (dir, window))| {
+            let points = per_run::timeline(&dir, window)
+                .with_context(|| format!("campaign {campaign}: run {run_id} is unreadable, nothing was analysed"))?;
+            Ok(Timeline {
+                layout: aggregate::layout(&w),
+                workload_id: w.id,
+                run_id,
+                label: w.label,
+                mode: w.mode,
+                data: w.data,
+                points,
+            })
         })
-        .collect();
+        .collect::<Result<Vec<_>>>()?;
 
     let primary_data = primary_data(&workload_results);
     let mut results = Results {
@@ -157,6 +167,8 @@ struct Measured {
     meta: colloc_trace::meta::RunMeta,
     workload: PlannedWorkload,
     analysis: per_run::RunAnalysis,
+    /// The run directory, whose telemetry a timeline reads again.
+    dir: std::path::PathBuf,
 }
 
 /// The plan's workload describes the jobs that ran: as many, of the same models and batches.

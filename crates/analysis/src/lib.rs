@@ -1,7 +1,7 @@
 //! Analyses a campaign's verified traces into per-job, per-workload and per-claim results.
 //!
 //! [`analyse`] first verifies the campaign against its `SHA256SUMS` and refuses a trace that
-//! differs in any way; then it reads every run directory and measures, with polars:
+//! differs in any way; then it reads every run directory and measures:
 //!
 //! * per job, in the window in which every job of the workload trained: throughput
 //!   (images/s) and the 95% confidence interval of it by batch means ([`ThroughputCi`]),
@@ -20,8 +20,10 @@
 //! included) and the results say which planned runs are not made yet.
 //!
 //! Modules: `analyse` (verify, read, analyse: the entry point), `load` (run directories into
-//! typed records), `frames` (polars frames of telemetry, processes and samples; exact sums),
-//! `per_run` (one run's window, throughputs, utilisation, timeline), `aggregate` (baselines,
+//! typed records), `per_run` (one run's window, throughputs, utilisation, timeline),
+//! `gpu_use` and `host_use` (telemetry and process samples summed over the window as they are
+//! read), `exact` (order-independent sums), `reference` (tests only: the polars queries the
+//! sums replaced, which they must match bit for bit), `aggregate` (baselines,
 //! ratios, statistics per workload and per job, modes compared), `stats` (median, min, max
 //! per group), `provenance`, `model` (the results, and each summarised metric declared once),
 //! `claims` (the named queries and the claims' verdicts), `testkit` (fixture campaigns from
@@ -32,12 +34,16 @@
 mod aggregate;
 mod analyse;
 mod claims;
-mod frames;
+mod exact;
+mod gpu_use;
+mod host_use;
 mod load;
 mod model;
 mod per_run;
 mod protocols;
 mod provenance;
+#[cfg(test)]
+mod reference;
 mod stats;
 #[cfg(feature = "testkit")]
 pub mod testkit;

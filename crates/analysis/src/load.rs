@@ -2,25 +2,41 @@
 
 use anyhow::{Context, Result};
 use colloc_plan::PlannedWorkload;
-use colloc_trace::events::{log_protocol_version, read_log, Event};
+use colloc_trace::events::{log_protocol_version, read_log_taking, Event, EventBody};
 use colloc_trace::meta::{self, RunMeta, RunStatus};
+use colloc_trace::rows::{self, RowSink};
 use colloc_trace::{layout, telemetry};
-use polars::prelude::DataFrame;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::frames;
-
 /// One run directory, read.
 pub(crate) struct RunData {
-    /// `runs/<run-id>`, for messages.
-    pub rel: String,
     pub meta: RunMeta,
     pub workload: PlannedWorkload,
-    /// Events per job index; empty for a job that wrote none.
+    /// The run directory, whose samples [`read_telemetry`] and [`read_processes`] read.
+    pub dir: PathBuf,
+    /// Events per job index, but its `iterations`; empty for a job that wrote none.
     pub events: Vec<Vec<Event>>,
-    pub telemetry: Option<DataFrame>,
-    pub processes: Option<DataFrame>,
+    /// Protocol 2: per job index, its iterations, from its `iterations` events.
+    pub iterations: Vec<Iterations>,
+}
+
+/// One job's iterations from its `iterations` events: end times (host monotonic seconds),
+/// images and data waits (host seconds), in order.
+#[derive(Default)]
+pub(crate) struct Iterations {
+    pub ends: Vec<f64>,
+    pub images: Vec<f64>,
+    pub waits: Vec<f64>,
+}
+
+impl Iterations {
+    fn add(&mut self, base_mono: f64, end_us: &[u64], images: &[u64], data_wait_us: &[u64]) {
+        let n = end_us.len().min(images.len()).min(data_wait_us.len());
+        self.ends.extend(end_us[..n].iter().map(|u| base_mono + *u as f64 * 1e-6));
+        self.images.extend(images[..n].iter().map(|i| *i as f64));
+        self.waits.extend(data_wait_us[..n].iter().map(|u| *u as f64 * 1e-6));
+    }
 }
 
 /// The run directories under `campaign/runs/`, sorted by name.
@@ -55,7 +71,9 @@ pub(crate) fn read_run(dir: &Path) -> Result<RunData> {
     check_meta(&meta, &workload, &name).map_err(|e| anyhow::anyhow!("{meta_file}: {e}"))?;
 
     let mut events = Vec::with_capacity(workload.jobs.len());
+    let mut iterations = Vec::with_capacity(workload.jobs.len());
     for i in 0..workload.jobs.len() {
+        iterations.push(Iterations::default());
         let file = layout::job_events(i);
         let path = dir.join(&file);
         if !path.exists() {
@@ -67,7 +85,16 @@ pub(crate) fn read_run(dir: &Path) -> Result<RunData> {
             continue;
         }
         let text = fs::read_to_string(&path).with_context(|| format!("{rel}/{file}: cannot read"))?;
-        let parsed = read_log(&text, i as u32).map_err(|e| anyhow::anyhow!("{rel}/{file}: {e}"))?;
+        // The iterations, the bulk of a protocol-2 log, are kept as their times and images only.
+        let its = &mut iterations[i];
+        let parsed = read_log_taking(&text, i as u32, |e| match &e.body {
+            EventBody::Iterations { base_mono, end_us, images, data_wait_us, .. } => {
+                its.add(*base_mono, end_us, images, data_wait_us);
+                None
+            }
+            _ => Some(e),
+        })
+        .map_err(|e| anyhow::anyhow!("{rel}/{file}: {e}"))?;
         anyhow::ensure!(
             meta.status != RunStatus::Ok || !parsed.is_empty(),
             "{rel}/{file}: no events, but meta.json says the run is ok"
@@ -75,11 +102,19 @@ pub(crate) fn read_run(dir: &Path) -> Result<RunData> {
         events.push(parsed);
     }
     check_versions(&meta, &events).map_err(|e| anyhow::anyhow!("{rel}: {e}"))?;
+    Ok(RunData { meta, workload, events, iterations, dir: dir.to_path_buf() })
+}
 
-    let jobs = workload.jobs.len();
-    let telemetry = read_optional_csv(dir, &rel, layout::TELEMETRY, telemetry::GPU_NUMERIC, None)?;
-    let processes = read_optional_csv(dir, &rel, layout::PROCESSES, telemetry::PROCESS_NUMERIC, Some(jobs))?;
-    Ok(RunData { rel, meta, workload, events, telemetry, processes })
+/// Reads the `telemetry.csv.gz` of the run in `dir` into `sink`, refusing what the runner
+/// does not write ([`rows::read_gz_rows`]); `false` when the run has none.
+pub(crate) fn read_telemetry(dir: &Path, sink: &mut impl RowSink) -> Result<bool> {
+    read_samples(dir, layout::TELEMETRY, telemetry::GPU_NUMERIC, None, sink)
+}
+
+/// Reads the run's `processes.csv.gz` into `sink`, as [`read_telemetry`] does, its `job`
+/// column below the workload's jobs; `false` when the run has none.
+pub(crate) fn read_processes(run: &RunData, sink: &mut impl RowSink) -> Result<bool> {
+    read_samples(&run.dir, layout::PROCESSES, telemetry::PROCESS_NUMERIC, Some(run.workload.jobs.len()), sink)
 }
 
 /// What `meta.json` must say beyond what [`meta::read`] checks of it alone: what the run
@@ -129,16 +164,20 @@ fn check_versions(meta: &RunMeta, events: &[Vec<Event>]) -> Result<(), String> {
     Ok(())
 }
 
-fn read_optional_csv(
+fn read_samples(
     dir: &Path,
-    rel: &str,
     file: &str,
     numeric: &[&str],
     jobs: Option<usize>,
-) -> Result<Option<DataFrame>> {
+    sink: &mut impl RowSink,
+) -> Result<bool> {
     let path = dir.join(file);
     if !path.exists() {
-        return Ok(None);
+        return Ok(false);
     }
-    frames::read_gz_csv(&path, numeric, jobs).with_context(|| format!("{rel}/{file}")).map(Some)
+    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let what = || format!("{}/{name}/{file}", layout::RUNS_DIR);
+    let gz = fs::File::open(&path).context("cannot open").with_context(what)?;
+    rows::read_gz_rows(gz, numeric, jobs, sink).map_err(anyhow::Error::msg).with_context(what)?;
+    Ok(true)
 }

@@ -7,35 +7,67 @@
 //! exactly that interval from its per-iteration end times, the iterations that straddle an
 //! edge credited pro rata (the first iteration after release spans release → its end).
 
-use anyhow::{Context, Result};
 use colloc_trace::events::{log_protocol_version, EndReason, Event, EventBody};
 use colloc_trace::meta::RunStatus;
-use polars::prelude::{col, lit, DataFrame, Expr, LazyFrame, SortMultipleOptions};
 
-use crate::frames::{exact_mean, exact_sum, f64_at, f64_column, in_window, in_window_by, samples_frame, COARSE, FINE};
-use crate::load::RunData;
-use crate::model::{JobRun, RunResult, ThroughputCi, TimelinePoint, Utilisation, Window};
+use crate::exact::{ExactSum, FINE};
+use crate::gpu_use::GpuUse;
+use crate::host_use::HostUse;
+use crate::load::{self, Iterations, RunData};
+use crate::model::{JobRun, RunResult, ThroughputCi, TimelinePoint, Window};
 
-/// What one run yields: its result (ratios filled in later) and, when asked, its timeline.
+/// What one run yields: its result (ratios filled in later), and whether its telemetry gives
+/// a timeline over its window ([`timeline`] reads it).
 pub(crate) struct RunAnalysis {
     pub result: RunResult,
-    pub timeline: Option<Vec<TimelinePoint>>,
+    pub has_timeline: bool,
 }
 
-/// GPU metrics averaged over the window (percentages and power).
-const MEAN_METRICS: &[&str] = &[
-    "sm_activity_pct",
-    "sm_occupancy_pct",
-    "tensor_activity_pct",
-    "dram_bw_util_pct",
-    "gpu_util_pct",
-    "mem_util_pct",
-    "power_w",
-];
+/// What a run's samples are summed for, decided from its `meta.json` and events before the
+/// samples are read: the common window (none for a run that is not ok, measured over whole
+/// epochs or without a window), the notes on finding it, and the sums the telemetry and
+/// process files' readers feed. (The samples of a timeline are read apart, by [`timeline`],
+/// for the one run of a workload whose timeline is shown.)
+pub(crate) struct Measurement {
+    window: Option<Window>,
+    notes: Vec<String>,
+    pub gpu: GpuUse,
+    pub host: HostUse,
+    /// Whether the run has each file (set by its reader).
+    pub has_telemetry: bool,
+    pub has_processes: bool,
+}
 
-pub(crate) fn analyse_run(run: &RunData, want_timeline: bool) -> Result<RunAnalysis> {
+/// The run's window and the sums over it to be fed.
+pub(crate) fn measurement(run: &RunData) -> Measurement {
     let m = &run.meta;
     let mut notes = Vec::new();
+    let window = if m.status != RunStatus::Ok || m.whole_epochs() {
+        None
+    } else if protocol_version(run) >= 2 {
+        runner_window(m, &mut notes)
+    } else {
+        common_window(&run.events, &mut notes)
+    }
+    .map(|w| Window { clock_scale: clock_scale(&run.events), ..w });
+    Measurement {
+        window,
+        notes,
+        gpu: GpuUse::new(window, false),
+        host: HostUse::new(window, run.workload.jobs.len()),
+        has_telemetry: false,
+        has_processes: false,
+    }
+}
+
+fn protocol_version(run: &RunData) -> u32 {
+    run.events.first().map_or(1, |e| log_protocol_version(e))
+}
+
+/// The run measured: its throughputs from its events, its samples' sums over its window.
+pub(crate) fn analyse_run(run: &RunData, measured: Measurement) -> RunAnalysis {
+    let m = &run.meta;
+    let Measurement { window, mut notes, mut gpu, host, has_telemetry, has_processes } = measured;
     let mut jobs: Vec<JobRun> = (0..run.workload.jobs.len()).map(|i| empty_job(run, i)).collect();
     let mut result = RunResult {
         run_id: m.run_id.clone(),
@@ -52,7 +84,7 @@ pub(crate) fn analyse_run(run: &RunData, want_timeline: bool) -> Result<RunAnaly
         host_id: m.gpu.as_ref().map(|g| g.uuid.clone()),
         host_cpu_single_thread_mib_s: m.host.calibration.as_ref().map(|c| c.single_thread_mib_s),
         git_commit: m.software.git_commit.as_ref().map(|c| c.chars().take(12).collect()),
-        protocol_version: run.events.first().map_or(1, |e| log_protocol_version(e)),
+        protocol_version: protocol_version(run),
         window: None,
         jobs: Vec::new(),
         aggregate_throughput: None,
@@ -65,7 +97,7 @@ pub(crate) fn analyse_run(run: &RunData, want_timeline: bool) -> Result<RunAnaly
     };
     if m.status != RunStatus::Ok {
         result.jobs = jobs;
-        return Ok(RunAnalysis { result, timeline: None });
+        return RunAnalysis { result, has_timeline: false };
     }
     if m.whole_epochs() {
         epoch_throughputs(run, &mut jobs, &mut notes);
@@ -76,22 +108,19 @@ pub(crate) fn analyse_run(run: &RunData, want_timeline: bool) -> Result<RunAnaly
         result.disturbed = foreign_processes(m, m.release_mono.unwrap_or(f64::NEG_INFINITY), f64::INFINITY, &mut notes);
         result.jobs = jobs;
         result.notes = notes;
-        return Ok(RunAnalysis { result, timeline: None });
+        return RunAnalysis { result, has_timeline: false };
     }
 
     let v2 = result.protocol_version >= 2;
-    let window = if v2 { runner_window(m, &mut notes) } else { common_window(&run.events, &mut notes) }
-        .map(|w| Window { clock_scale: clock_scale(&run.events), ..w });
-    let mut timeline = None;
+    let mut has_timeline = false;
     if let Some(w) = window {
         if w.clock_scale != 1.0 {
             notes.push(format!("the jobs' clock runs {:.3}× the host's (simulated time)", w.clock_scale));
         }
         let per_job = if v2 {
-            iteration_throughputs(&run.events, w, &mut notes)
+            iteration_throughputs(&run.iterations, w, &mut notes)
         } else {
-            let samples = samples_frame(&run.events)?;
-            let mut sums = job_throughputs(&samples, w).with_context(|| format!("{}: training samples", run.rel))?;
+            let mut sums = job_throughputs(&run.events, w);
             for s in &mut sums {
                 s.ci = run.events.get(s.job).map_or(Err(CI_TOO_FEW.to_string()), |evs| sample_ci(evs, w));
             }
@@ -125,18 +154,16 @@ pub(crate) fn analyse_run(run: &RunData, want_timeline: bool) -> Result<RunAnaly
         if have_all {
             result.aggregate_throughput = Some(jobs.iter().filter_map(|j| j.throughput).sum());
         }
-        if let Some(p) = &run.processes {
-            host_use(p, w, &mut jobs).with_context(|| format!("{}: processes", run.rel))?;
+        if has_processes {
+            host.fill(&mut jobs);
         }
-        if let Some(t) = &run.telemetry {
-            let u = utilisation(t, w).with_context(|| format!("{}: telemetry", run.rel))?;
+        if has_telemetry {
+            let u = gpu.utilisation();
             if let (Some(e), true) = (u.as_ref().and_then(|u| u.energy_j), have_all && images_total > 0.0) {
                 result.energy_per_image_j = Some(e / images_total);
             }
             result.utilisation = u;
-            if want_timeline {
-                timeline = Some(timeline_points(t, w).with_context(|| format!("{}: telemetry", run.rel))?);
-            }
+            has_timeline = true;
         } else {
             notes.push("no telemetry".to_string());
         }
@@ -145,7 +172,15 @@ pub(crate) fn analyse_run(run: &RunData, want_timeline: bool) -> Result<RunAnaly
     }
     result.jobs = jobs;
     result.notes = notes;
-    Ok(RunAnalysis { result, timeline })
+    RunAnalysis { result, has_timeline }
+}
+
+/// The utilisation timeline of the run in `dir` over its window `w`: every telemetry sample
+/// in it, read again from the run's `telemetry.csv.gz`.
+pub(crate) fn timeline(dir: &std::path::Path, w: Window) -> anyhow::Result<Vec<TimelinePoint>> {
+    let mut gpu = GpuUse::new(Some(w), true);
+    load::read_telemetry(dir, &mut gpu)?;
+    Ok(gpu.timeline())
 }
 
 /// Whole epochs (no common window): each job's throughput from its `epoch_end` events, the
@@ -278,27 +313,6 @@ fn runner_window(m: &colloc_trace::meta::RunMeta, notes: &mut Vec<String>) -> Op
     }
 }
 
-/// One job's iterations from its `iterations` events: end times (host monotonic seconds),
-/// images and data waits (host seconds), in order.
-struct Iterations {
-    ends: Vec<f64>,
-    images: Vec<f64>,
-    waits: Vec<f64>,
-}
-
-fn iterations_of(events: &[Event]) -> Iterations {
-    let mut it = Iterations { ends: Vec::new(), images: Vec::new(), waits: Vec::new() };
-    for e in events {
-        if let EventBody::Iterations { base_mono, end_us, images, data_wait_us, .. } = &e.body {
-            let n = end_us.len().min(images.len()).min(data_wait_us.len());
-            it.ends.extend(end_us[..n].iter().map(|u| base_mono + *u as f64 * 1e-6));
-            it.images.extend(images[..n].iter().map(|i| *i as f64));
-            it.waits.extend(data_wait_us[..n].iter().map(|u| *u as f64 * 1e-6));
-        }
-    }
-    it
-}
-
 /// What a job trained inside `[from, to]`, the iterations that straddle an edge credited by
 /// the share of their duration inside it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -350,10 +364,9 @@ pub(crate) fn credit(ends: &[f64], images: &[f64], waits: &[f64], from: f64, to:
 
 /// Protocol 2: per job, the images and data wait credited over the common window from its
 /// per-iteration times; the seconds are the window's on the jobs' clock.
-fn iteration_throughputs(events: &[Vec<Event>], w: Window, notes: &mut Vec<String>) -> Vec<JobWindowSums> {
+fn iteration_throughputs(iterations: &[Iterations], w: Window, notes: &mut Vec<String>) -> Vec<JobWindowSums> {
     let mut out = Vec::new();
-    for (i, evs) in events.iter().enumerate() {
-        let it = iterations_of(evs);
+    for (i, it) in iterations.iter().enumerate() {
         // A wait over 0.1 s on the jobs' clock.
         let Some(c) = credit(&it.ends, &it.images, &it.waits, w.start_mono, w.end_mono, 0.1 / w.clock_scale) else {
             continue;
@@ -424,33 +437,39 @@ struct JobWindowSums {
     ci: Result<ThroughputCi, String>,
 }
 
-/// Per job, the images, seconds and data wait of the samples that end inside the window.
-/// Samples are summed in their own seconds (the job's clock), never in host time.
-fn job_throughputs(samples: &DataFrame, w: Window) -> Result<Vec<JobWindowSums>> {
-    let df = in_window_by(samples, "end", w.start_mono, w.end_mono)
-        .filter(col("seconds").gt(lit(0.0)))
-        .group_by([col("job")])
-        .agg([
-            exact_sum(col("images"), FINE).alias("images"),
-            exact_sum(col("seconds"), FINE).alias("seconds"),
-            exact_sum(col("data_wait"), FINE).alias("data_wait"),
-            exact_sum(col("slow_steps"), FINE).alias("slow_steps"),
-        ])
-        .sort(["job"], SortMultipleOptions::default())
-        .collect()?;
-    let mut out = Vec::with_capacity(df.height());
-    for i in 0..df.height() {
-        out.push(JobWindowSums {
-            job: f64_at(&df, "job", i)?.unwrap_or(-1.0) as usize,
-            images: f64_at(&df, "images", i)?.unwrap_or(0.0),
-            seconds: f64_at(&df, "seconds", i)?.unwrap_or(0.0),
-            data_wait: f64_at(&df, "data_wait", i)?.unwrap_or(0.0),
-            slow_steps: f64_at(&df, "slow_steps", i)?.unwrap_or(0.0),
+/// Per job, the images, seconds and data wait of the samples that end inside the window
+/// (those of some seconds), in the jobs' order, for the jobs that have any. Samples are
+/// summed in their own seconds (the job's clock), never in host time.
+fn job_throughputs(events: &[Vec<Event>], w: Window) -> Vec<JobWindowSums> {
+    let mut out = Vec::new();
+    for (job, evs) in events.iter().enumerate() {
+        let [mut images, mut seconds, mut data_wait, mut slow_steps] = [ExactSum::new(FINE); 4];
+        for e in evs {
+            if let EventBody::Sample { images: n, seconds: s, data_wait_seconds, slow_data_steps, .. } = &e.body {
+                if e.mono >= w.start_mono && e.mono <= w.end_mono && *s > 0.0 {
+                    images.add(Some(*n as f64));
+                    seconds.add(Some(*s));
+                    data_wait.add(Some(*data_wait_seconds));
+                    slow_steps.add(Some(*slow_data_steps as f64));
+                }
+            }
+        }
+        if seconds.count() > 0 {
+            out.push((job, [images, seconds, data_wait, slow_steps]));
+        }
+    }
+    let groups = out.len();
+    out.into_iter()
+        .map(|(job, [images, seconds, data_wait, slow_steps])| JobWindowSums {
+            job,
+            images: images.sum(groups),
+            seconds: seconds.sum(groups),
+            data_wait: data_wait.sum(groups),
+            slow_steps: slow_steps.sum(groups),
             interval: None,
             ci: Err(CI_TOO_FEW.to_string()),
-        });
-    }
-    Ok(out)
+        })
+        .collect()
 }
 
 /// Why a job has no confidence interval when its window holds fewer than 20 records.
@@ -563,161 +582,11 @@ fn clock_scale(events: &[Vec<Event>]) -> f64 {
     }
 }
 
-/// CPU, RSS and device memory of each job's processes in the window.
-fn host_use(processes: &DataFrame, w: Window, jobs: &mut [JobRun]) -> Result<()> {
-    let df = in_window(processes, w.start_mono, w.end_mono)
-        .group_by([col("job")])
-        .agg([
-            exact_mean(col("cpu_pct"), FINE).alias("cpu_pct"),
-            col("rss_bytes").max().alias("rss_bytes"),
-            col("gpu_mem_bytes").max().alias("gpu_mem_bytes"),
-        ])
-        .sort(["job"], SortMultipleOptions::default())
-        .collect()?;
-    for i in 0..df.height() {
-        let Some(j) = f64_at(&df, "job", i)? else { continue };
-        if let Some(job) = jobs.get_mut(j as usize) {
-            job.cpu_cores = f64_at(&df, "cpu_pct", i)?.map(|p| p / 100.0);
-            job.rss_bytes_max = f64_at(&df, "rss_bytes", i)?;
-            job.gpu_mem_bytes_max = f64_at(&df, "gpu_mem_bytes", i)?;
-        }
-    }
-    Ok(())
-}
-
-/// Whole-GPU rows (instance < 0 or empty).
-fn gpu_rows(lf: LazyFrame) -> LazyFrame {
-    lf.filter(col("instance").lt(lit(0.0)).or(col("instance").is_null()))
-}
-
-/// MIG instance rows, combined per sample time: percentages averaged, memory summed.
-fn instance_rows(lf: LazyFrame) -> LazyFrame {
-    let mut aggs: Vec<Expr> = MEAN_METRICS.iter().map(|m| exact_mean(col(*m), FINE).alias(*m)).collect();
-    aggs.push(exact_sum(col("mem_used_bytes"), COARSE).alias("mem_used_bytes"));
-    aggs.push(exact_sum(col("mem_total_bytes"), COARSE).alias("mem_total_bytes"));
-    aggs.push(col("energy_j").max().alias("energy_j"));
-    lf.filter(col("instance").gt_eq(lit(0.0)))
-        .group_by([col("mono")])
-        .agg(aggs)
-        .sort(["mono"], SortMultipleOptions::default())
-}
-
-/// Averages over the window of one set of per-sample rows.
-fn summarise(lf: LazyFrame) -> Result<DataFrame> {
-    let mut aggs: Vec<Expr> = MEAN_METRICS.iter().map(|m| exact_mean(col(*m), FINE).alias(*m)).collect();
-    aggs.extend([
-        col("mem_used_bytes").max().alias("mem_used_bytes"),
-        col("mem_total_bytes").max().alias("mem_total_bytes"),
-        col("mono").count().alias("samples"),
-        col("mono").filter(col("energy_j").is_not_null()).first().alias("e_t0"),
-        col("mono").filter(col("energy_j").is_not_null()).last().alias("e_t1"),
-        col("energy_j").drop_nulls().first().alias("e0"),
-        col("energy_j").drop_nulls().last().alias("e1"),
-    ]);
-    Ok(lf.sort(["mono"], SortMultipleOptions::default()).select(aggs).collect()?)
-}
-
-fn utilisation(telemetry: &DataFrame, w: Window) -> Result<Option<Utilisation>> {
-    let rows = in_window(telemetry, w.start_mono, w.end_mono);
-    let gpu = summarise(gpu_rows(rows.clone()))?;
-    let inst = summarise(instance_rows(rows))?;
-    let n_gpu = f64_at(&gpu, "samples", 0)?.unwrap_or(0.0);
-    let n_inst = f64_at(&inst, "samples", 0)?.unwrap_or(0.0);
-    if n_gpu == 0.0 && n_inst == 0.0 {
-        return Ok(None);
-    }
-    // Per metric: the whole GPU's value, else the instances' mean.
-    let pick = |m: &str| -> Result<Option<f64>> {
-        let g = if n_gpu > 0.0 { f64_at(&gpu, m, 0)? } else { None };
-        Ok(match g {
-            Some(v) => Some(v),
-            None if n_inst > 0.0 => f64_at(&inst, m, 0)?,
-            None => None,
-        })
-    };
-    let energy_of = |df: &DataFrame| -> Result<Option<f64>> {
-        let (t0, t1, e0, e1) =
-            (f64_at(df, "e_t0", 0)?, f64_at(df, "e_t1", 0)?, f64_at(df, "e0", 0)?, f64_at(df, "e1", 0)?);
-        Ok(match (t0, t1, e0, e1) {
-            // The counter's power on the jobs' clock, over the whole window.
-            (Some(t0), Some(t1), Some(e0), Some(e1)) if t1 > t0 && e1 >= e0 => {
-                Some((e1 - e0) / ((t1 - t0) * w.clock_scale) * w.job_seconds())
-            }
-            _ => None,
-        })
-    };
-    let power = pick("power_w")?;
-    let energy = match energy_of(&gpu)? {
-        Some(e) => Some(e),
-        None => energy_of(&inst)?.or(power.map(|p| p * w.job_seconds())),
-    };
-    let mem_used = pick("mem_used_bytes")?;
-    let mem_total = pick("mem_total_bytes")?;
-    Ok(Some(Utilisation {
-        sm_activity_pct: pick("sm_activity_pct")?,
-        sm_occupancy_pct: pick("sm_occupancy_pct")?,
-        tensor_activity_pct: pick("tensor_activity_pct")?,
-        dram_bw_util_pct: pick("dram_bw_util_pct")?,
-        gpu_util_pct: pick("gpu_util_pct")?,
-        mem_util_pct: pick("mem_util_pct")?,
-        power_w: power,
-        mem_used_bytes_max: mem_used,
-        mem_total_bytes: mem_total,
-        mem_used_share: match (mem_used, mem_total) {
-            (Some(u), Some(t)) if t > 0.0 => Some(u / t),
-            _ => None,
-        },
-        energy_j: energy,
-        samples: n_gpu.max(n_inst) as u32,
-        scope: if n_gpu > 0.0 { "gpu" } else { "instances" }.to_string(),
-    }))
-}
-
-fn timeline_points(telemetry: &DataFrame, w: Window) -> Result<Vec<TimelinePoint>> {
-    let rows = in_window(telemetry, w.start_mono, w.end_mono);
-    let gpu = gpu_rows(rows.clone()).sort(["mono"], SortMultipleOptions::default()).collect()?;
-    let has_activity =
-        |df: &DataFrame| -> Result<bool> { Ok(f64_column(df, "sm_activity_pct")?.iter().any(Option::is_some)) };
-    let df = if gpu.height() > 0 && has_activity(&gpu)? {
-        gpu
-    } else {
-        let inst = instance_rows(rows).collect()?;
-        if inst.height() > 0 && (has_activity(&inst)? || gpu.height() == 0) {
-            inst
-        } else {
-            gpu
-        }
-    };
-    let cols = |m: &str| f64_column(&df, m);
-    let (mono, sm, occ, tensor, dram, util, mem, power) = (
-        cols("mono")?,
-        cols("sm_activity_pct")?,
-        cols("sm_occupancy_pct")?,
-        cols("tensor_activity_pct")?,
-        cols("dram_bw_util_pct")?,
-        cols("gpu_util_pct")?,
-        cols("mem_used_bytes")?,
-        cols("power_w")?,
-    );
-    Ok((0..df.height())
-        .filter_map(|i| {
-            mono[i].map(|t| TimelinePoint {
-                t: (t - w.start_mono) * w.clock_scale,
-                sm_activity_pct: sm[i],
-                sm_occupancy_pct: occ[i],
-                tensor_activity_pct: tensor[i],
-                dram_bw_util_pct: dram[i],
-                gpu_util_pct: util[i],
-                mem_used_bytes: mem[i],
-                power_w: power[i],
-            })
-        })
-        .collect())
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{credit, throughput_ci, CI_TOO_FEW};
+    use super::{credit, job_throughputs, throughput_ci, CI_TOO_FEW};
+    use crate::model::Window;
+    use colloc_trace::events::{Event, EventBody};
 
     fn close(a: f64, b: f64) {
         assert!((a - b).abs() < 1e-9 * b.abs().max(1.0), "{a} != {b}");
@@ -813,5 +682,49 @@ mod tests {
         let whole = credit(&ends, &[10.0; 21], &[0.0; 21], 0.0, 4.0, 1.0).unwrap().images / 4.0;
         close(ci.mean, whole);
         close(whole, 210.0 / 4.0);
+    }
+
+    /// Protocol 1: the sums of each job's samples in the window are those the polars query
+    /// gave, bit for bit, on random samples (none, some or all in the window; of no seconds).
+    #[test]
+    fn sample_sums_are_those_of_the_polars_query() {
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for case in 0..300 {
+            let jobs = 1 + next(4) as usize;
+            let events: Vec<Vec<Event>> = (0..jobs)
+                .map(|j| {
+                    (0..next(12))
+                        .map(|k| Event {
+                            mono: 100.0 + k as f64 * 0.5 + next(100) as f64 * 1e-3,
+                            wall: 0.0,
+                            job: j as u32,
+                            body: EventBody::Sample {
+                                step: k,
+                                images: next(5000),
+                                seconds: if next(10) == 0 { 0.0 } else { next(1_000_000) as f64 * 1e-6 * 3.0 },
+                                data_wait_seconds: next(1_000_000) as f64 * 1.7e-7,
+                                slow_data_steps: next(3),
+                                loss: 1.0,
+                            },
+                        })
+                        .collect()
+                })
+                .collect();
+            let (a, b) = (100.0 + next(14) as f64 * 0.4, 100.0 + next(14) as f64 * 0.4);
+            let w = Window { start_mono: a.min(b), end_mono: a.max(b), seconds: (a - b).abs(), clock_scale: 1.0 };
+            let want =
+                crate::reference::job_throughputs(&crate::reference::samples_frame(&events).unwrap(), w).unwrap();
+            let got: Vec<[f64; 5]> = job_throughputs(&events, w)
+                .iter()
+                .map(|s| [s.job as f64, s.images, s.seconds, s.data_wait, s.slow_steps])
+                .collect();
+            assert_eq!(format!("{got:?}"), format!("{want:?}"), "case {case}");
+        }
     }
 }

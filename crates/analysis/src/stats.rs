@@ -4,7 +4,6 @@ use anyhow::Result;
 use polars::prelude::{col, Column, DataFrame, DataType, Expr, IntoLazy, SortMultipleOptions};
 use std::collections::BTreeMap;
 
-use crate::frames::f64_at;
 use crate::model::Stats;
 
 /// A frame being built row by row: text key columns and numeric metric columns.
@@ -97,6 +96,12 @@ pub(crate) fn stats_by(df: &DataFrame, keys: &[&str], metrics: &[&str]) -> Resul
 /// The statistics of `metric` in `group`, if any.
 pub(crate) fn get(g: &Grouped, key: &[String], metric: &str) -> Option<Stats> {
     g.get(key).and_then(|m| m.get(metric).copied().flatten())
+}
+
+/// Value `i` of a Float64 column, `None` when null or not finite.
+fn f64_at(df: &DataFrame, column: &str, i: usize) -> Result<Option<f64>> {
+    let c = df.column(column)?.cast(&DataType::Float64)?;
+    Ok(c.f64()?.get(i).filter(|v| v.is_finite()))
 }
 
 #[cfg(test)]

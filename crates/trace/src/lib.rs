@@ -6,7 +6,8 @@
 //! * [`precision`]: the 95% interval of a job's throughput (batch means) that ends a
 //!   window with a precision target.
 //! * [`meta`]: a run's `meta.json`: status, mode applied and provenance.
-//! * [`telemetry`]: the columns of `telemetry.csv.gz` and `processes.csv.gz`.
+//! * [`telemetry`]: the columns of `telemetry.csv.gz` and `processes.csv.gz`; [`rows`]: their
+//!   reader, a row at a time.
 //! * [`layout`]: file names inside a campaign and a run directory.
 //! * [`ids`]: the grammar of workload and run ids.
 //! * [`Mode`]: the collocation modes.
@@ -22,6 +23,7 @@ pub mod meta;
 mod mode;
 pub mod precision;
 pub mod readers;
+pub mod rows;
 pub mod telemetry;
 
 pub use mode::{Mode, UnknownMode};

@@ -1,0 +1,525 @@
+//! The rows of a telemetry file (`telemetry.csv.gz`, `processes.csv.gz`), inflated, split
+//! and checked one at a time and handed to a [`RowSink`]: the file is never held whole.
+//! [`crate::telemetry::read_gz_csv`] collects the rows into a table; the analysis sums them
+//! as they come.
+//!
+//! The format, as the runner writes it: a header line, then rows of as many fields (no
+//! quoting); an empty field means "not available". What a damaged file is, and the order in
+//! which its damage is reported, is that of a reader of the whole text: a gzip stream that
+//! does not inflate to its end first, then bytes that are not UTF-8 (the first such line),
+//! then the first bad row.
+
+use std::io::Read;
+
+/// What receives a telemetry file's rows.
+pub trait RowSink {
+    /// The header's column names, once, before any row.
+    fn columns(&mut self, names: &[&str]);
+    /// Whether the sink needs the values of this numeric column: the values of the others
+    /// are checked but not computed, and are `None` in [`Row::numbers`].
+    fn needs(&self, _column: &str) -> bool {
+        true
+    }
+    /// One checked row.
+    fn row(&mut self, row: &Row<'_>);
+}
+
+/// One checked row of a telemetry file.
+pub struct Row<'a> {
+    /// `numbers[c]`: the value of column `c` when it is one of the numeric columns asked
+    /// for, the sink needs it and it is not empty, else `None`.
+    pub numbers: &'a [Option<f64>],
+    line: &'a str,
+    spans: &'a [(usize, usize)],
+}
+
+impl Row<'_> {
+    /// Column `c`'s field as written.
+    pub fn field(&self, c: usize) -> &str {
+        self.spans.get(c).map_or("", |&(a, b)| &self.line[a..b])
+    }
+}
+
+/// A sink that keeps nothing: the file is only checked.
+pub struct CheckOnly;
+
+impl RowSink for CheckOnly {
+    fn columns(&mut self, _: &[&str]) {}
+    fn needs(&self, _: &str) -> bool {
+        false
+    }
+    fn row(&mut self, _: &Row<'_>) {}
+}
+
+/// Reads a gzip CSV as the runner writes it into `sink`, the `numeric` columns as numbers
+/// (empty field: `None`), and returns the rows read; `mono` must be a column.
+///
+/// A damaged file is an error naming the line (and data row): a truncated gzip stream, a
+/// row with another number of fields than the header, a number that does not parse or is
+/// not finite, a negative one (`instance` may be -1, the whole GPU), an empty or decreasing
+/// `mono`, an `instance` or `job` that is not a whole number, a `job` not below `jobs`. The
+/// sink may have seen rows before the error; what it holds then means nothing.
+pub fn read_gz_rows(
+    gz: impl Read,
+    numeric: &[&str],
+    jobs: Option<usize>,
+    sink: &mut impl RowSink,
+) -> Result<usize, String> {
+    read_rows(flate2::read::GzDecoder::new(gz), numeric, jobs, sink)
+        .map_err(|e| e.unwrap_or_else(|io| format!("not a readable gzip file (truncated or damaged): {io}")))
+}
+
+/// [`read_gz_rows`] of the text once decompressed.
+pub fn read_text_rows(
+    text: &str,
+    numeric: &[&str],
+    jobs: Option<usize>,
+    sink: &mut impl RowSink,
+) -> Result<usize, String> {
+    read_rows(text.as_bytes(), numeric, jobs, sink).map_err(|e| e.unwrap_or_else(|io| io.to_string()))
+}
+
+/// The reader of both: `Err(Err(io))` when the text stream itself fails.
+fn read_rows(
+    text: impl Read,
+    numeric: &[&str],
+    jobs: Option<usize>,
+    sink: &mut impl RowSink,
+) -> Result<usize, Result<String, std::io::Error>> {
+    let mut lines = Lines::new(text);
+    let mut line_no = 0usize;
+    // The first damage found in the text; the rest of the stream is still inflated (a
+    // damaged stream comes first) and checked for UTF-8 (which comes next).
+    let mut not_utf8: Option<String> = None;
+    let mut damage: Option<String> = None;
+    let mut rows: Option<Rows> = None;
+    while let Some((line, utf8)) = lines.next_line().map_err(Err)? {
+        line_no += 1;
+        if not_utf8.is_some() {
+            continue;
+        }
+        // SAFETY: `next_line` checked the line is UTF-8 when it says so.
+        let Some(line) = utf8.then(|| unsafe { std::str::from_utf8_unchecked(line) }) else {
+            not_utf8 = Some(format!("line {line_no}: not UTF-8 text"));
+            continue;
+        };
+        if damage.is_some() {
+            continue;
+        }
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let checked = match &mut rows {
+            None => Rows::new(line, numeric, jobs).map(|mut r| {
+                sink.columns(&r.names.iter().map(String::as_str).collect::<Vec<_>>());
+                r.value_only_needed(|name| sink.needs(name));
+                rows = Some(r);
+            }),
+            Some(r) => r.feed(line, line_no, sink),
+        };
+        damage = checked.err();
+    }
+    if rows.is_none() && damage.is_none() {
+        // No line at all: an empty header.
+        damage = Rows::new("", numeric, jobs).err();
+    }
+    match (not_utf8.or(damage), rows) {
+        (Some(d), _) => Err(Ok(d)),
+        (None, Some(r)) => Ok(r.row),
+        (None, None) => Ok(0),
+    }
+}
+
+/// The lines of a stream, split on `\n` (the last one need not end with it), read in
+/// large chunks and checked for UTF-8 a chunk at a time.
+struct Lines<R> {
+    inner: R,
+    buf: Vec<u8>,
+    /// The unread bytes are `buf[start..end]`.
+    start: usize,
+    end: usize,
+    /// `buf[..utf8_to]` is known to be UTF-8.
+    utf8_to: usize,
+    eof: bool,
+}
+
+const CHUNK: usize = 1 << 18;
+
+impl<R: Read> Lines<R> {
+    fn new(inner: R) -> Self {
+        Lines { inner, buf: vec![0; CHUNK], start: 0, end: 0, utf8_to: 0, eof: false }
+    }
+
+    /// The next line, and whether it is UTF-8.
+    fn next_line(&mut self) -> std::io::Result<Option<(&[u8], bool)>> {
+        loop {
+            let rest = &self.buf[self.start..self.end];
+            let line_end = match memchr::memchr(b'\n', rest) {
+                Some(n) => Some((self.start + n, self.start + n + 1)),
+                None if self.eof && !rest.is_empty() => Some((self.end, self.end)),
+                None if self.eof => return Ok(None),
+                None => None,
+            };
+            if let Some((end, next)) = line_end {
+                let line = self.start..end;
+                if end > self.utf8_to {
+                    self.check_utf8();
+                }
+                self.start = next;
+                return Ok(Some((&self.buf[line.clone()], line.end <= self.utf8_to)));
+            }
+            self.refill()?;
+        }
+    }
+
+    /// Checks the whole lines from `start` on at once (a `\n` is never inside a character):
+    /// `utf8_to` moves to their end, or to the first byte that is not UTF-8.
+    fn check_utf8(&mut self) {
+        let from = self.start.max(self.utf8_to);
+        let to = if self.eof {
+            self.end
+        } else {
+            memchr::memrchr(b'\n', &self.buf[from..self.end]).map_or(self.end, |n| from + n + 1)
+        };
+        self.utf8_to = match std::str::from_utf8(&self.buf[from..to]) {
+            Ok(_) => to,
+            Err(e) => from + e.valid_up_to(),
+        };
+    }
+
+    /// Keeps the partial line, at the front, and reads more after it.
+    fn refill(&mut self) -> std::io::Result<()> {
+        self.buf.copy_within(self.start..self.end, 0);
+        self.end -= self.start;
+        self.utf8_to = self.utf8_to.saturating_sub(self.start);
+        self.start = 0;
+        if self.buf.len() - self.end < CHUNK / 2 {
+            self.buf.resize(self.buf.len() * 2, 0);
+        }
+        let n = loop {
+            match self.inner.read(&mut self.buf[self.end..]) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                r => break r?,
+            }
+        };
+        self.end += n;
+        self.eof = n == 0;
+        Ok(())
+    }
+}
+
+/// The header's columns and the rules of each, and where the rows have got to.
+struct Rows {
+    names: Vec<String>,
+    is_num: Vec<bool>,
+    /// Per numeric column: whether its value is computed (else only its form is checked,
+    /// when it is a plain decimal).
+    valued: Vec<bool>,
+    /// Per column: the least value, whether it must be whole, what it must stay below.
+    least: Vec<f64>,
+    whole: Vec<bool>,
+    job_limit: Vec<Option<usize>>,
+    mono_at: usize,
+    last_mono: f64,
+    /// Data rows so far.
+    row: usize,
+    /// The first empty line since the last row.
+    pending_blank: Option<usize>,
+    /// The row being read: its numbers and where each field is in its line.
+    numbers: Vec<Option<f64>>,
+    spans: Vec<(usize, usize)>,
+}
+
+impl Rows {
+    fn new(header: &str, numeric: &[&str], jobs: Option<usize>) -> Result<Rows, String> {
+        let names: Vec<&str> = header.split(',').map(str::trim).collect();
+        if !names.contains(&"mono") {
+            return Err(format!("line 1: no `mono` column in the header {header:?}"));
+        }
+        if let Some(dup) = names.iter().enumerate().find_map(|(i, n)| names[..i].contains(n).then_some(n)) {
+            return Err(format!("line 1: the column {dup:?} appears twice in the header"));
+        }
+        Ok(Rows {
+            is_num: names.iter().map(|n| numeric.contains(n)).collect(),
+            valued: vec![true; names.len()],
+            least: names.iter().map(|n| if *n == "instance" { -1.0 } else { 0.0 }).collect(),
+            whole: names.iter().map(|n| *n == "instance" || *n == "job").collect(),
+            job_limit: names.iter().map(|n| if *n == "job" { jobs } else { None }).collect(),
+            mono_at: names.iter().position(|n| *n == "mono").unwrap_or(0),
+            last_mono: f64::NEG_INFINITY,
+            row: 0,
+            pending_blank: None,
+            numbers: vec![None; names.len()],
+            spans: Vec::with_capacity(names.len()),
+            names: names.iter().map(|n| n.to_string()).collect(),
+        })
+    }
+
+    /// Computes the values of only the columns `needs` names, and of those whose rules need
+    /// the value (`mono`, `instance`, `job`).
+    fn value_only_needed(&mut self, needs: impl Fn(&str) -> bool) {
+        for (c, name) in self.names.iter().enumerate() {
+            self.valued[c] = needs(name) || c == self.mono_at || self.whole[c] || self.job_limit[c].is_some();
+        }
+    }
+
+    /// Checks line `line_no` (not the header) and hands it to the sink.
+    fn feed(&mut self, line: &str, line_no: usize, sink: &mut impl RowSink) -> Result<(), String> {
+        if line.is_empty() {
+            self.pending_blank.get_or_insert(line_no);
+            return Ok(());
+        }
+        if let Some(blank) = self.pending_blank {
+            return Err(format!("line {blank}: an empty line between rows"));
+        }
+        self.row += 1;
+        let row = self.row;
+        let at = |what: String| format!("line {line_no} (row {row}): {what}");
+        if let Err(what) = self.read_fields(line) {
+            // A row with another number of fields is refused as that, whatever else is wrong in it.
+            let (fields, columns) = (memchr::memchr_iter(b',', line.as_bytes()).count() + 1, self.names.len());
+            return Err(at(match what {
+                _ if fields != columns => format!("{fields} fields, the header has {columns}"),
+                Some(what) => what,
+                None => "the fields do not split".to_string(),
+            }));
+        }
+        sink.row(&Row { numbers: &self.numbers, line, spans: &self.spans });
+        Ok(())
+    }
+
+    /// Splits the line into its fields and checks each, in one pass: `Err(None)` when it
+    /// does not have the header's number of fields, `Err(Some(what))` for the first bad one.
+    fn read_fields(&mut self, line: &str) -> Result<(), Option<String>> {
+        let bytes = line.as_bytes();
+        let columns = self.names.len();
+        self.spans.clear();
+        let mut from = 0;
+        for c in 0..columns {
+            // The runner's plain decimals are parsed (or their form checked) as the field is found.
+            let quick = match (self.is_num[c], self.valued[c]) {
+                (true, true) => plain_decimal_at(bytes, from),
+                (true, false) => plain_form_at(bytes, from).map(|to| (None, to)),
+                (false, _) => None,
+            };
+            let to = match quick {
+                Some((_, to)) => to,
+                None => memchr::memchr(b',', &bytes[from..]).map_or(bytes.len(), |n| from + n),
+            };
+            let last = c + 1 == columns;
+            if last != (to == bytes.len()) {
+                return Err(None);
+            }
+            self.spans.push((from, to));
+            self.numbers[c] = None;
+            if self.is_num[c] {
+                let v = match quick {
+                    Some((v, _)) => v,
+                    None => self.parse(c, &line[from..to])?,
+                };
+                if let Some(v) = v {
+                    self.check(c, v)?;
+                    self.numbers[c] = self.valued[c].then_some(v);
+                } else if c == self.mono_at {
+                    return Err(Some("`mono` is empty".to_string()));
+                }
+            }
+            from = to + 1;
+        }
+        Ok(())
+    }
+
+    /// A numeric field that is not a plain decimal: trimmed, empty (`None`) or read by
+    /// `str::parse`.
+    fn parse(&self, c: usize, field: &str) -> Result<Option<f64>, Option<String>> {
+        let field = trim(field);
+        if field.is_empty() {
+            return Ok(None);
+        }
+        let v: f64 = match plain_decimal(field) {
+            Some(v) => v,
+            None => field.parse().map_err(|_| Some(format!("`{}` is {field:?}, not a number", self.names[c])))?,
+        };
+        if !v.is_finite() {
+            return Err(Some(format!("`{}` is {field:?}, not a finite number", self.names[c])));
+        }
+        Ok(Some(v))
+    }
+
+    /// The rules of column `c` for its (finite) value `v`.
+    fn check(&mut self, c: usize, v: f64) -> Result<(), Option<String>> {
+        let name = &self.names[c];
+        if v < self.least[c] {
+            return Err(Some(format!("`{name}` is {v}, below {}", self.least[c])));
+        }
+        // Every f64 from 2^52 up is whole; below, the cast truncates exactly.
+        if self.whole[c] && v.abs() < 4.5e15 && (v as i64) as f64 != v {
+            return Err(Some(format!("`{name}` is {v}, not a whole number")));
+        }
+        if let Some(n) = self.job_limit[c] {
+            if v >= n as f64 {
+                return Err(Some(format!("`job` is {v}, but the workload has {n} jobs")));
+            }
+        }
+        if c == self.mono_at {
+            if v < self.last_mono {
+                return Err(Some(format!("`mono` goes backwards ({v} after {})", self.last_mono)));
+            }
+            self.last_mono = v;
+        }
+        Ok(())
+    }
+}
+
+/// `str::trim`, quick when the field starts and ends with a printable ASCII byte (as the
+/// runner writes every field).
+pub(crate) fn trim(field: &str) -> &str {
+    let plain = |b: u8| b > b' ' && b < 0x7f;
+    match field.as_bytes() {
+        [] => field,
+        [first, .., last] if plain(*first) && plain(*last) => field,
+        [only] if plain(*only) => field,
+        _ => field.trim(),
+    }
+}
+
+/// The field of `bytes` from `from` when it is a plain decimal ([`plain_decimal`]) or empty,
+/// read up to the comma or the end of the line that ends it: its value (`None` when empty)
+/// and where it ends. `None` when it is anything else.
+fn plain_decimal_at(bytes: &[u8], from: usize) -> Option<(Option<f64>, usize)> {
+    let rest = &bytes[from..];
+    let negative = rest.first() == Some(&b'-');
+    let (mut m, mut n, mut frac, mut point) = (0u64, 0usize, 0usize, false);
+    let mut len = rest.len();
+    for (i, &c) in rest.iter().enumerate().skip(usize::from(negative)) {
+        match c {
+            b'0'..=b'9' => {
+                n += 1;
+                if n > 15 {
+                    return None;
+                }
+                m = m * 10 + u64::from(c - b'0');
+                frac += usize::from(point);
+            }
+            b'.' if !point => point = true,
+            b',' => {
+                len = i;
+                break;
+            }
+            _ => return None,
+        }
+    }
+    if n == 0 {
+        // Empty, or a sign or point alone.
+        return (len == 0).then_some((None, from));
+    }
+    // A whole number needs no division (by 1, which is exact).
+    let v = if frac == 0 { m as f64 } else { m as f64 / POW10[frac] };
+    Some((Some(if negative { -v } else { v }), from + len))
+}
+
+/// The field of `bytes` from `from` when it is empty or a plain decimal ([`plain_decimal`])
+/// not below zero, up to the comma or the end of the line that ends it: where it ends. Its
+/// value is not computed. `None` when it is anything else.
+fn plain_form_at(bytes: &[u8], from: usize) -> Option<usize> {
+    let rest = &bytes[from..];
+    let negative = rest.first() == Some(&b'-');
+    let (mut digits, mut point, mut nonzero) = (0usize, false, false);
+    let mut len = rest.len();
+    for (i, &c) in rest.iter().enumerate().skip(usize::from(negative)) {
+        match c {
+            b'0'..=b'9' => {
+                digits += 1;
+                nonzero |= c != b'0';
+            }
+            b'.' if !point => point = true,
+            b',' => {
+                len = i;
+                break;
+            }
+            _ => return None,
+        }
+    }
+    let plain = digits > 0 && digits <= 15 && !(negative && nonzero);
+    (plain || len == 0).then_some(from + len)
+}
+
+/// Powers of ten exactly representable as `f64`, up to the 15 digits [`plain_decimal`] takes.
+const POW10: [f64; 16] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15];
+
+/// A number as the runner writes them (`-12.345`: an optional sign, at most 15 digits, an
+/// optional point), parsed quickly; `None` for anything else, which `str::parse` then reads.
+/// The digits as an integer (below 2^53) and the power of ten are both exact, so their
+/// quotient is the correctly rounded value, the same as `str::parse` gives.
+fn plain_decimal(field: &str) -> Option<f64> {
+    let (negative, digits) = match field.as_bytes() {
+        [b'-', rest @ ..] => (true, rest),
+        all => (false, all),
+    };
+    let (mut m, mut n, mut frac, mut point) = (0u64, 0usize, 0usize, false);
+    for &c in digits {
+        match c {
+            b'0'..=b'9' => {
+                n += 1;
+                if n > 15 {
+                    return None;
+                }
+                m = m * 10 + u64::from(c - b'0');
+                frac += usize::from(point);
+            }
+            b'.' if !point => point = true,
+            _ => return None,
+        }
+    }
+    if n == 0 {
+        return None;
+    }
+    // A whole number needs no division (by 1, which is exact).
+    let v = if frac == 0 { m as f64 } else { m as f64 / POW10[frac] };
+    Some(if negative { -v } else { v })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{plain_decimal, trim};
+
+    #[test]
+    fn plain_decimals_parse_as_str_parse_does() {
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut fields: Vec<String> =
+            ["0", "-0", "1.", ".5", "-.5", "007", "1167.358922", "150754820096", "999999999999999", "0.00000000000001"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let digits = (x % 15 + 1) as usize;
+            let point = (x >> 8) as usize % (digits + 1);
+            let mut s = format!("{:0width$}", (x >> 16) % 10u64.pow(digits as u32), width = digits);
+            if point < digits {
+                s.insert(point, '.');
+            }
+            if x & 1 == 1 {
+                s.insert(0, '-');
+            }
+            fields.push(s);
+        }
+        for f in &fields {
+            let want: f64 = f.parse().unwrap();
+            let got = plain_decimal(f).unwrap_or_else(|| panic!("{f:?} not taken"));
+            assert_eq!(got.to_bits(), want.to_bits(), "{f:?}");
+        }
+        for other in
+            ["", "-", ".", "1.2.3", "1e5", "inf", "NaN", "+1", "1 ", "1234567890123456", "0.000000000000001", "--1"]
+        {
+            assert!(plain_decimal(other).is_none(), "{other:?} taken");
+        }
+    }
+
+    #[test]
+    fn the_quick_trim_trims_as_str_trim_does() {
+        for f in ["", " ", "1", " 1", "1 ", "\t1.5\r", "a b", "\u{a0}7", "7\u{85}", "\u{1}", "x\u{7f}", "é", " é "] {
+            assert_eq!(trim(f), f.trim(), "{f:?}");
+        }
+    }
+}
