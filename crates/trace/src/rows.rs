@@ -450,31 +450,8 @@ const POW10: [f64; 16] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10
 /// The digits as an integer (below 2^53) and the power of ten are both exact, so their
 /// quotient is the correctly rounded value, the same as `str::parse` gives.
 fn plain_decimal(field: &str) -> Option<f64> {
-    let (negative, digits) = match field.as_bytes() {
-        [b'-', rest @ ..] => (true, rest),
-        all => (false, all),
-    };
-    let (mut m, mut n, mut frac, mut point) = (0u64, 0usize, 0usize, false);
-    for &c in digits {
-        match c {
-            b'0'..=b'9' => {
-                n += 1;
-                if n > 15 {
-                    return None;
-                }
-                m = m * 10 + u64::from(c - b'0');
-                frac += usize::from(point);
-            }
-            b'.' if !point => point = true,
-            _ => return None,
-        }
-    }
-    if n == 0 {
-        return None;
-    }
-    // A whole number needs no division (by 1, which is exact).
-    let v = if frac == 0 { m as f64 } else { m as f64 / POW10[frac] };
-    Some(if negative { -v } else { v })
+    // A field holds no comma, so the scan of a line's field reads it whole.
+    plain_decimal_at(field.as_bytes(), 0).and_then(|(v, _)| v)
 }
 
 #[cfg(test)]
