@@ -8,7 +8,8 @@
 //! `--seq-interval-ms` (100: the sampler at 10 Hz), timed step by step and as a whole.
 //!
 //! The sequence is the whole-GPU part only (no MIG instances); like the sampler it asks
-//! `gpm_support` once beforehand (in `NvmlSource::new`), not per sample, takes the GPM
+//! `gpm_support` once beforehand (in `NvmlSource::new`), not per sample, reads the energy
+//! counter only every `colloc_runner::energy_every`th sample (every 5th at 10 Hz), takes the GPM
 //! samples only when GPM is supported, compares each with the previous one, and lists the MPS
 //! clients only when the compute processes could be listed. The process lists cost more with
 //! processes on the GPU (the compute list is a count call and a fill call then); run it while
@@ -243,18 +244,22 @@ fn step<T, E: Display>(
     r
 }
 
-/// One sample as the sampler takes it; returns how many steps failed.
+/// One sample as the sampler takes it (the energy counter only when `energy`: the sampler
+/// reads it every [`colloc_runner::energy_every`]th sample); returns how many steps failed.
 fn sample_once<'n>(
     nvml: &'n Nvml,
     d: &Device<'n>,
     gpm: bool,
+    energy: bool,
     prev: &mut Option<GpmSample<'n>>,
     st: &mut [Stats; 13],
 ) -> usize {
     let mut failed = 0;
     let mut count = |ok: bool| failed += usize::from(!ok);
     count(step(&mut st[0], || d.power_usage(), |v| format!("{v} mW")).is_ok());
-    count(step(&mut st[1], || d.total_energy_consumption(), |v| format!("{v} mJ")).is_ok());
+    if energy {
+        count(step(&mut st[1], || d.total_energy_consumption(), |v| format!("{v} mJ")).is_ok());
+    }
     count(step(&mut st[2], || d.utilization_rates(), |u| format!("gpu {}% mem {}%", u.gpu, u.memory)).is_ok());
     count(step(&mut st[3], || d.memory_info(), |m| format!("used {} of {} B", m.used, m.total)).is_ok());
     count(step(&mut st[4], || d.clock_info(Clock::SM), |v| format!("{v} MHz")).is_ok());
@@ -285,11 +290,12 @@ fn sequence(nvml: &Nvml, d: &Device<'_>, gpm: bool, reps: u32, pause_ms: u64) ->
     let mut st: [Stats; 13] = Default::default();
     let mut whole = Stats::default();
     let mut prev = None;
+    let every = colloc_runner::energy_every(1000.0 / pause_ms.max(1) as f64);
     for i in 0..reps {
         if i > 0 {
             pause(pause_ms);
         }
-        let (failed, m) = timed(|| sample_once(nvml, d, gpm, &mut prev, &mut st));
+        let (failed, m) = timed(|| sample_once(nvml, d, gpm, u64::from(i) % every == 0, &mut prev, &mut st));
         let r = if failed == 0 { Ok(()) } else { Err(format!("{failed} step(s) failed")) };
         whole.record(m, &r, |_| String::new());
     }

@@ -38,3 +38,4 @@ pub fn run_campaign(plan: &colloc_plan::Plan, opts: &RunOptions) -> anyhow::Resu
 pub use cli::RunArgs;
 pub use options::{ProgressMode, RunOptions, SlurmOptions, Tools};
 pub use sim::{fake_job, SimForeign, SimOptions};
+pub use telemetry::{energy_every, ENERGY_INTERVAL_S};

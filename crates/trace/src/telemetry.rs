@@ -10,7 +10,7 @@ pub const GPU_COLUMNS: &[&str] = &[
     "wall",                // s, Unix time
     "instance",            // -1 for the whole GPU, else the MIG GPU-instance id
     "power_w",             // W
-    "energy_j",            // J, total energy counter since driver load
+    "energy_j",            // J, total energy counter since driver load (read every 0.5 s)
     "gpu_util_pct",        // %
     "mem_util_pct",        // %
     "mem_used_bytes",      // B

@@ -399,7 +399,7 @@ pub(crate) fn utilisation(results: &Results) -> Table {
         rows,
         notes: vec![
             "SM activity, occupancy, tensor activity and DRAM bandwidth from NVML GPM (whole GPU; for MIG, the mean over instances when the whole-GPU value is not available); GPU utilisation is NVML's coarser busy time.".to_string(),
-            "Energy per image: the increase of the GPU's total-energy counter (NVML) between the first and the last telemetry sample inside the window, scaled from their interval to the whole window, over the images all jobs trained in it (the sum of their throughputs times the window); the mean power times the window only where the GPU reports no energy counter.".to_string(),
+            "Energy per image: the increase of the GPU's total-energy counter (NVML) between its first and its last reading inside the window, scaled from their interval to the whole window, over the images all jobs trained in it (the sum of their throughputs times the window); the mean power times the window only where the GPU reports no energy counter.".to_string(),
             "Host CPU: the jobs' process trees summed, in cores; data wait: share of training time spent waiting for the next batch (median over the jobs).".to_string(),
         ],
         simulated: results.simulated,

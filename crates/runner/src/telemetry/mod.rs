@@ -4,7 +4,11 @@
 //! A metric that cannot be read stays an empty field, never a zero, and the reason goes to
 //! `meta.json` → `telemetry.unavailable` under the column's name (`<column> (MIG instance
 //! rows)` for per-instance rows, `processes.<column>` for `processes.csv.gz`). GPM metrics
-//! compare two samples, so the first row has none. A process row's `cpu_pct` covers the
+//! compare two samples, so the first row has none. The GPU's energy counter is read in every
+//! [`energy_every`]th sample only (every [`ENERGY_INTERVAL_S`] s): one read costs 4–5 ms of
+//! CPU on an H200, about as much as all the other queries of a sample together (see
+//! `examples/nvml_cost.rs`), while the analysis needs only the counter's first and last
+//! reading inside a window. A process row's `cpu_pct` covers the
 //! time since the previous sample (since its start for a new process).
 //!
 //! Each sample also looks for processes on the GPU that are no job's: a pid the driver lists
@@ -157,12 +161,28 @@ impl Gaps {
     }
 }
 
+/// Seconds between two reads of the GPU's energy counter, at most.
+pub const ENERGY_INTERVAL_S: f64 = 0.5;
+
+/// The energy counter is read in sample 0 and every this many samples after it at
+/// `rate_hz`: [`ENERGY_INTERVAL_S`] apart, rounded to whole samples, every sample at rates of
+/// 2 Hz and below.
+pub fn energy_every(rate_hz: f64) -> u64 {
+    let n = (rate_hz * ENERGY_INTERVAL_S).floor();
+    if n.is_finite() && n >= 1.0 {
+        n as u64
+    } else {
+        1
+    }
+}
+
 /// A source of GPU samples.
 pub trait GpuSource: Send {
     /// `nvml` or `simulated`.
     fn name(&self) -> &'static str;
-    /// The whole GPU's row (instance -1) and one per MIG instance.
-    fn sample(&mut self, jobs: &[JobState], gaps: &mut Gaps) -> Vec<GpuRow>;
+    /// The whole GPU's row (instance -1) and one per MIG instance. The energy counter is
+    /// read only when `energy` (see [`energy_every`]); otherwise `energy_j` stays empty.
+    fn sample(&mut self, jobs: &[JobState], gaps: &mut Gaps, energy: bool) -> Vec<GpuRow>;
     /// pid → GPU memory used; `None` when unknown.
     fn process_memory(&mut self, gaps: &mut Gaps) -> Option<HashMap<u32, Option<u64>>>;
     /// Simulated process rows instead of `/proc` (`None`: read `/proc`).
@@ -377,6 +397,20 @@ fn process_rows(
     (rows, new)
 }
 
+/// A sample without an energy reading: the whole-GPU rows' `energy_j` is empty, and the gap
+/// says why (MIG-instance rows never have it).
+fn paced_energy(rows: &mut [GpuRow], gaps: &mut Gaps, every: u64, rate_hz: f64) {
+    for row in rows.iter_mut().filter(|r| r.instance < 0) {
+        row.clear("energy_j");
+        gaps.miss("energy_j", false, || {
+            format!(
+                "the energy counter is read in every {every}th sample only ({} s apart at {rate_hz} Hz): a read costs milliseconds of CPU",
+                every as f64 / rate_hz
+            )
+        });
+    }
+}
+
 /// The running sampler thread. Dropping it stops the thread.
 pub struct Sampler {
     stop: Arc<AtomicBool>,
@@ -425,11 +459,16 @@ impl Sampler {
                 let enabled = rate_hz > 0.0 && rate_hz.is_finite();
                 let period = Duration::from_secs_f64(if enabled { 1.0 / rate_hz } else { 1.0 });
                 let mut next = Instant::now();
+                let every = energy_every(rate_hz);
                 while enabled && !flag.load(Ordering::SeqCst) {
                     let snapshot = jobs.lock().unwrap_or_else(|p| p.into_inner()).clone();
                     let mono = colloc_trace::monotonic_seconds();
                     let wall = colloc_trace::wall_seconds();
-                    let rows = source.sample(&snapshot, &mut gaps);
+                    let energy = samples % every == 0;
+                    let mut rows = source.sample(&snapshot, &mut gaps, energy);
+                    if !energy {
+                        paced_energy(&mut rows, &mut gaps, every, rate_hz);
+                    }
                     files.gpu_rows(mono, wall, rows, &mut gaps)?;
                     let (rows, new) =
                         process_rows(source.as_mut(), &snapshot, &mut gaps, &mut meter, &mut tracker, mono);
@@ -551,6 +590,90 @@ mod tests {
         assert_eq!(
             r["dram_bw_util_pct"],
             "missing in 3 of 4 rows: GPM returned NaN (2 rows); the first sample (1 row)"
+        );
+    }
+
+    #[test]
+    fn energy_is_read_every_half_second_of_samples() {
+        assert_eq!(energy_every(10.0), 5);
+        assert_eq!(energy_every(100.0), 50);
+        assert_eq!(energy_every(3.0), 1);
+        assert_eq!(energy_every(2.0), 1);
+        assert_eq!(energy_every(1.0), 1);
+        assert_eq!(energy_every(0.2), 1);
+        assert_eq!(energy_every(f64::INFINITY), 1);
+    }
+
+    /// Reads energy when asked (counting the requests), and tells of an instance row too.
+    struct Counting(Arc<Mutex<Vec<bool>>>);
+
+    impl GpuSource for Counting {
+        fn name(&self) -> &'static str {
+            "counting"
+        }
+        fn sample(&mut self, _jobs: &[JobState], _gaps: &mut Gaps, energy: bool) -> Vec<GpuRow> {
+            self.0.lock().unwrap().push(energy);
+            let mut gpu = GpuRow::new(-1);
+            gpu.set("power_w", Num::F(100.0));
+            // A source that reads the counter anyway: the sampler still leaves it out.
+            gpu.set("energy_j", Num::F(5.0));
+            let mut mig = GpuRow::new(1);
+            mig.set("mem_used_bytes", Num::U(1));
+            vec![gpu, mig]
+        }
+        fn process_memory(&mut self, _gaps: &mut Gaps) -> Option<HashMap<u32, Option<u64>>> {
+            Some(HashMap::new())
+        }
+        fn simulated_processes(&mut self, jobs: &[JobState]) -> Option<Vec<Option<ProcRow>>> {
+            Some(vec![None; jobs.len()])
+        }
+    }
+
+    #[test]
+    fn the_sampler_reads_energy_in_every_fifth_sample_at_10_hz_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let jobs: SharedJobs = Arc::new(Mutex::new(Vec::new()));
+        let s = Sampler::start(dir.path(), 10.0, Box::new(Counting(asked.clone())), jobs, Box::new(|_| {})).unwrap();
+        while asked.lock().unwrap().len() < 12 {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let r = s.stop().unwrap();
+        let asked = asked.lock().unwrap().clone();
+        assert_eq!(asked.len() as u64, r.samples);
+        for (i, e) in asked.iter().enumerate() {
+            assert_eq!(*e, i % 5 == 0, "sample {i}");
+        }
+        let text = {
+            use std::io::Read as _;
+            let mut t = String::new();
+            flate2::read::GzDecoder::new(File::open(dir.path().join(colloc_trace::layout::TELEMETRY)).unwrap())
+                .read_to_string(&mut t)
+                .unwrap();
+            t
+        };
+        let col = GPU_COLUMNS.iter().position(|c| *c == "energy_j").unwrap();
+        let energy: Vec<(String, String)> = text
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let f: Vec<&str> = l.split(',').collect();
+                (f[2].to_string(), f[col].to_string())
+            })
+            .collect();
+        assert_eq!(energy.len() as u64, 2 * r.samples);
+        let gpu: Vec<&str> = energy.iter().filter(|(i, _)| i == "-1").map(|(_, e)| e.as_str()).collect();
+        for (i, e) in gpu.iter().enumerate() {
+            assert_eq!(*e, if i % 5 == 0 { "5" } else { "" }, "whole-GPU row {i}");
+        }
+        let read = gpu.iter().filter(|e| !e.is_empty()).count();
+        assert_eq!(
+            r.unavailable["energy_j"],
+            format!(
+                "missing in {} of {} rows: the energy counter is read in every 5th sample only (0.5 s apart at 10 Hz): a read costs milliseconds of CPU",
+                gpu.len() - read,
+                gpu.len()
+            )
         );
     }
 }

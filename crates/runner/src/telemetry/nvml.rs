@@ -119,11 +119,13 @@ impl GpuSource for NvmlSource {
         "nvml"
     }
 
-    fn sample(&mut self, _jobs: &[JobState], gaps: &mut Gaps) -> Vec<GpuRow> {
+    fn sample(&mut self, _jobs: &[JobState], gaps: &mut Gaps, energy: bool) -> Vec<GpuRow> {
         let d = &self.dev;
         let mut row = GpuRow::new(-1);
         put(&mut row, gaps, "power_w", false, d.power_usage(), |mw| Num::F(mw as f64 / 1000.0));
-        put(&mut row, gaps, "energy_j", false, d.total_energy_consumption(), |mj| Num::F(mj as f64 / 1000.0));
+        if energy {
+            put(&mut row, gaps, "energy_j", false, d.total_energy_consumption(), |mj| Num::F(mj as f64 / 1000.0));
+        }
         let util = d.utilization_rates();
         put(&mut row, gaps, "gpu_util_pct", false, util.as_ref().map(|u| u.gpu), |v| Num::U(v as u64));
         put(&mut row, gaps, "mem_util_pct", false, util.as_ref().map(|u| u.memory), |v| Num::U(v as u64));
