@@ -126,7 +126,7 @@ pub fn analyse(campaign_dir: &Path, plan: Option<&Plan>) -> Result<Results> {
     let timelines = timelines
         .into_iter()
         .map(|(w, run_id, _, (dir, window))| {
-            let points = per_run::timeline(&dir, window)
+            let (points, bins) = per_run::timeline(&dir, window)
                 .with_context(|| format!("campaign {campaign}: run {run_id} is unreadable, nothing was analysed"))?;
             Ok(Timeline {
                 layout: aggregate::layout(&w),
@@ -136,6 +136,7 @@ pub fn analyse(campaign_dir: &Path, plan: Option<&Plan>) -> Result<Results> {
                 mode: w.mode,
                 data: w.data,
                 points,
+                bins,
             })
         })
         .collect::<Result<Vec<_>>>()?;

@@ -2,12 +2,14 @@
 //! read (the file is never held): over the rows of the whole GPU, and over the MIG
 //! instances' rows combined per sample time (percentages and power averaged, memory
 //! summed, the energy counter's greatest), each metric's mean, the memory's peak, the energy
-//! counter's first and last readings; and, for a timeline, every sample in the window.
+//! counter's first and last readings; and, for a timeline, the window's samples (binned when
+//! there are many: `timeline.rs`).
 
 use colloc_trace::rows::{Row, RowSink};
 
 use crate::exact::{greatest, ExactSum, COARSE, FINE};
 use crate::model::{TimelinePoint, Utilisation, Window};
+use crate::timeline::TimelineBuf;
 
 /// GPU metrics averaged over the window (percentages and power).
 const MEAN_METRICS: [&str; 7] = [
@@ -50,9 +52,9 @@ struct Summary {
     /// The first and the last sample with an energy reading: (mono, joules).
     energy_first: Option<(f64, f64)>,
     energy_last: Option<(f64, f64)>,
-    /// Every sample as a point of the timeline (seconds since `origin`, the window's start,
+    /// The samples as points of the timeline (seconds since `origin`, the window's start,
     /// on the jobs' clock), kept for a timeline only.
-    timeline: Option<Vec<TimelinePoint>>,
+    timeline: Option<TimelineBuf>,
     origin: Option<Window>,
 }
 
@@ -65,7 +67,7 @@ impl Summary {
             samples: 0,
             energy_first: None,
             energy_last: None,
-            timeline: timeline.then(Vec::new),
+            timeline: origin.filter(|_| timeline).map(TimelineBuf::new),
             origin,
         }
     }
@@ -113,7 +115,7 @@ impl Summary {
     }
 
     fn has_activity(&self) -> bool {
-        self.timeline.as_ref().is_some_and(|t| t.iter().any(|p| p.sm_activity_pct.is_some()))
+        self.timeline.as_ref().is_some_and(TimelineBuf::has_activity)
     }
 }
 
@@ -246,8 +248,8 @@ impl GpuUse {
 
     /// The samples of the window, in time order: the whole GPU's when they have SM activity,
     /// else the instances' combined when they have it or there is no whole-GPU sample.
-    /// Empty unless made for a timeline.
-    pub(crate) fn timeline(&mut self) -> Vec<TimelinePoint> {
+    /// Empty unless made for a timeline; with the number of spans when binned.
+    pub(crate) fn timeline(&mut self) -> (Vec<TimelinePoint>, Option<u32>) {
         self.finish();
         let (gpu, inst) = (&mut self.gpu, &mut self.instances);
         let n_gpu = gpu.samples;
@@ -258,7 +260,7 @@ impl GpuUse {
         } else {
             gpu
         };
-        chosen.timeline.take().unwrap_or_default()
+        chosen.timeline.take().map(TimelineBuf::finish).unwrap_or_default()
     }
 }
 

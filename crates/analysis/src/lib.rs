@@ -47,6 +47,7 @@ mod reference;
 mod stats;
 #[cfg(feature = "testkit")]
 pub mod testkit;
+mod timeline;
 
 pub use crate::{
     analyse::analyse,

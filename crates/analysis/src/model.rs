@@ -731,7 +731,12 @@ pub struct Timeline {
     pub mode: Mode,
     pub layout: String,
     pub data: String,
+    /// The window's samples in time order; when they are more than 4,000, each of `bins`
+    /// equal spans of the window as its least values at its first sample time and its
+    /// greatest at its last.
     pub points: Vec<TimelinePoint>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bins: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -371,15 +371,23 @@ mod tests {
     fn gpu_use_gives_what_the_polars_queries_gave() {
         let mut r = Rng(0x2545_f491_4f6c_dd1d);
         for case in 0..400 {
-            let (base, n) = (1000.0 + r.below(100) as f64, r.below(40));
+            // Some long enough for the timeline to be binned.
+            let long = case % 100 == 99;
+            let (base, n) = (1000.0 + r.below(100) as f64, if long { 6000 + r.below(3000) } else { r.below(40) });
             let text = telemetry_text(&mut r, base, n);
-            let w = window(&mut r, base, n);
+            let w = if long {
+                let (start, end) = (base - 0.05, base + n as f64 * 0.1);
+                Window { start_mono: start, end_mono: end, seconds: end - start, clock_scale: 1.0 }
+            } else {
+                window(&mut r, base, n)
+            };
             let df = read_csv(&text, GPU_NUMERIC, None).unwrap();
-            let want = (utilisation(&df, w).unwrap(), timeline_points(&df, w).unwrap());
+            let want = (utilisation(&df, w).unwrap(), crate::timeline::bounded(timeline_points(&df, w).unwrap(), w));
             let mut sums = GpuUse::new(Some(w), true);
             rows::read_text_rows(&text, GPU_NUMERIC, None, &mut sums).unwrap();
             let got = (sums.utilisation(), sums.timeline());
             assert_eq!(format!("{got:?}"), format!("{want:?}"), "case {case}: {w:?}\n{text}");
+            assert!(!long || got.1 .1.is_some() || got.1 .0.is_empty(), "case {case}: binned");
         }
     }
 

@@ -118,8 +118,12 @@ impl Figure {
                 }
             ),
             Figure::Utilisation => format!(
-                "SM activity and occupancy, tensor activity and DRAM bandwidth during one repetition of {}, per mode, from the start of the window in which all jobs trained.",
-                timeline_jobs(r)
+                "SM activity and occupancy, tensor activity and DRAM bandwidth during one repetition of {}, per mode, from the start of the window in which all jobs trained.{}",
+                timeline_jobs(r),
+                match timeline::bins(r) {
+                    Some(n) => format!(" A window of more than {} samples is drawn as {n} equal spans, each as its least values at its first sample and its greatest at its last.", 2 * n),
+                    None => String::new(),
+                }
             ),
             Figure::Memory => "Peak device memory used in the window per workload; the dashed line is the GPU's memory, crosses mark workloads that ran out of memory.".to_string(),
             Figure::Energy => "The increase of the GPU's total-energy counter over the window divided by the images trained in it, per mode, one panel per model; a cross on the axis marks a job count at which some mode ran out of memory.".to_string(),

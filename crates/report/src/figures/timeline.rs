@@ -32,6 +32,12 @@ fn chosen(r: &Results) -> Vec<&Timeline> {
     t
 }
 
+/// The number of spans of the shown timelines that are binned (`colloc_analysis::Timeline`'s
+/// `bins`), if any is.
+pub(super) fn bins(r: &Results) -> Option<u32> {
+    chosen(r).iter().filter_map(|t| t.bins).max()
+}
+
 pub(super) fn panel_rows(r: &Results) -> usize {
     chosen(r).len().div_ceil(COLS).max(1)
 }
