@@ -76,7 +76,7 @@ impl RowSink for HostUse {
         let c = &self.columns;
         let value = |at: Option<usize>| at.and_then(|i| numbers[i]);
         let Some(mono) = value(c.mono) else { return };
-        if !(mono >= w.start_mono && mono <= w.end_mono) {
+        if !w.contains(mono) {
             return;
         }
         let Some(job) = value(c.job) else {

@@ -411,6 +411,11 @@ impl Window {
     pub(crate) fn job_seconds(&self) -> f64 {
         self.seconds * self.clock_scale
     }
+
+    /// Whether host monotonic time `mono` lies in `[start, end]` (never for NaN).
+    pub(crate) fn contains(&self, mono: f64) -> bool {
+        mono >= self.start_mono && mono <= self.end_mono
+    }
 }
 
 /// One job of one run.
@@ -454,6 +459,31 @@ pub struct JobRun {
     pub measured_over: Option<[f64; 2]>,
     /// Why this job failed (meta.json), or its error event.
     pub failure: Option<String>,
+}
+
+impl JobRun {
+    /// Job `index` with nothing measured.
+    pub(crate) fn new(index: u32) -> Self {
+        JobRun {
+            index,
+            throughput: None,
+            epoch_seconds: None,
+            measured_epoch_seconds: None,
+            epochs_measured: 0,
+            slowdown: None,
+            baseline_host: None,
+            throughput_ci: None,
+            throughput_ci_missing: None,
+            data_wait_share: None,
+            slow_data_steps: None,
+            cpu_cores: None,
+            rss_bytes_max: None,
+            gpu_mem_bytes_max: None,
+            torch_peak_reserved_bytes: None,
+            measured_over: None,
+            failure: None,
+        }
+    }
 }
 
 /// Which host's runs alone a job's ratio divides by.

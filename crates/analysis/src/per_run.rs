@@ -246,23 +246,11 @@ fn empty_job(run: &RunData, i: usize) -> JobRun {
         _ => None,
     });
     JobRun {
-        index: i as u32,
-        throughput: None,
-        epoch_seconds: None,
         measured_epoch_seconds: crate::model::Stats::of(epochs.iter().copied()).map(|s| s.median),
         epochs_measured: epochs.len() as u32,
-        slowdown: None,
-        baseline_host: None,
-        throughput_ci: None,
-        throughput_ci_missing: None,
-        data_wait_share: None,
-        slow_data_steps: None,
-        cpu_cores: None,
-        rss_bytes_max: None,
-        gpu_mem_bytes_max: None,
         torch_peak_reserved_bytes: peak_reserved,
-        measured_over: None,
         failure,
+        ..JobRun::new(i as u32)
     }
 }
 
@@ -447,7 +435,7 @@ fn job_throughputs(events: &[Vec<Event>], w: Window) -> Vec<JobWindowSums> {
         let [mut images, mut seconds, mut data_wait, mut slow_steps] = [ExactSum::new(FINE); 4];
         for e in evs {
             if let EventBody::Sample { images: n, seconds: s, data_wait_seconds, slow_data_steps, .. } = &e.body {
-                if e.mono >= w.start_mono && e.mono <= w.end_mono && *s > 0.0 {
+                if w.contains(e.mono) && *s > 0.0 {
                     images.add(Some(*n as f64));
                     seconds.add(Some(*s));
                     data_wait.add(Some(*data_wait_seconds));
@@ -546,7 +534,7 @@ fn sample_ci(events: &[Event], w: Window) -> Result<ThroughputCi, String> {
             _ => None,
         })
         .collect();
-    let counted = |s: &(f64, f64, f64)| s.0 >= w.start_mono && s.0 <= w.end_mono && s.2 > 0.0;
+    let counted = |s: &(f64, f64, f64)| w.contains(s.0) && s.2 > 0.0;
     let (Some(first), Some(last)) = (samples.iter().position(counted), samples.iter().rposition(counted)) else {
         return Err(CI_TOO_FEW.to_string());
     };

@@ -391,28 +391,6 @@ mod tests {
         }
     }
 
-    fn job(index: u32) -> JobRun {
-        JobRun {
-            index,
-            throughput: None,
-            epoch_seconds: None,
-            measured_epoch_seconds: None,
-            epochs_measured: 0,
-            slowdown: None,
-            baseline_host: None,
-            throughput_ci: None,
-            throughput_ci_missing: None,
-            data_wait_share: None,
-            slow_data_steps: None,
-            cpu_cores: None,
-            rss_bytes_max: None,
-            gpu_mem_bytes_max: None,
-            torch_peak_reserved_bytes: None,
-            measured_over: None,
-            failure: None,
-        }
-    }
-
     #[test]
     fn host_use_gives_what_the_polars_query_gave() {
         let mut r = Rng(0x9e37_79b9_7f4a_7c15);
@@ -433,11 +411,11 @@ mod tests {
             }
             let w = window(&mut r, base, n);
             let df = read_csv(&text, PROCESS_NUMERIC, Some(jobs)).unwrap();
-            let mut want: Vec<JobRun> = (0..jobs as u32).map(job).collect();
+            let mut want: Vec<JobRun> = (0..jobs as u32).map(JobRun::new).collect();
             host_use(&df, w, &mut want).unwrap();
             let mut sums = HostUse::new(Some(w), jobs);
             rows::read_text_rows(&text, PROCESS_NUMERIC, Some(jobs), &mut sums).unwrap();
-            let mut got: Vec<JobRun> = (0..jobs as u32).map(job).collect();
+            let mut got: Vec<JobRun> = (0..jobs as u32).map(JobRun::new).collect();
             sums.fill(&mut got);
             assert_eq!(format!("{got:?}"), format!("{want:?}"), "case {case}: {w:?}\n{text}");
         }
