@@ -353,11 +353,10 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
         check_gpu_model(&dir, campaign_gpu_model(&metas, opts.gpu_model.as_deref())?.as_deref(), &gpus)?;
     }
     // The baselines a GPU lacks are measured just before the first run divided by them (so
-    // an invocation that stops early, at its time budget, measures none it does not use).
-    let mut book = BaselineBook::new(&metas, &todo);
-    if !several {
-        book.expect(&todo, gpus[0].uuid());
-    }
+    // an invocation that stops early, at its time budget, measures none it does not use); a
+    // selected baseline that the plan puts later is made there instead of at its place, so
+    // no run waits for a baseline that a stop could keep from being made on its host.
+    let book = BaselineBook::new(&metas, &todo);
     let estimate: f64 = todo.iter().map(|t| t.workload.estimated_seconds).sum::<f64>() / gpus.len() as f64;
     let progress = Progress::new(opts.progress, todo.len(), estimate);
 
@@ -408,6 +407,7 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
         host.calibration = Some(c);
     }
     let shared = Shared {
+        plan,
         total: AtomicUsize::new(todo.len()),
         units: Mutex::new(queue::units(todo, several)),
         book: opts.host_baselines.then_some(Mutex::new(book)),
@@ -781,11 +781,13 @@ enum Stop {
 
 /// What the GPUs of a campaign share while they work.
 struct Shared<'a> {
+    /// The plan the runs come from.
+    plan: &'a Plan,
     /// The runs to make, in units a GPU takes whole.
     units: Mutex<VecDeque<Vec<Todo<'a>>>>,
     /// Runs to make: the selection and the baselines added to it.
     total: AtomicUsize,
-    /// On several GPUs: which baselines each GPU has (one GPU had its own added up front).
+    /// Which baselines each GPU has or is about to make (none with `--no-host-baselines`).
     book: Option<Mutex<BaselineBook>>,
     made: Mutex<Vec<RunOutcome>>,
     /// Runs begun, for the progress's `run N/M`.
@@ -821,23 +823,39 @@ fn work(
     exec_modes: bool,
     mut preload: Option<&mut Preload>,
 ) -> Result<f64> {
-    let (gpu, opts, plan) = (env.backend, env.opts, env.plan);
+    let (gpu, opts) = (env.backend, env.opts);
     let mut sampler_cpu = 0.0;
     'units: loop {
         if shared.stop.load(Ordering::SeqCst) {
             break;
         }
-        let Some(unit) = shared.units.lock().unwrap_or_else(|p| p.into_inner()).pop_front() else { break };
+        let mut queue = shared.units.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(unit) = queue.pop_front() else { break };
         let mut runs = match &shared.book {
             Some(book) => {
                 let starts = |w: &colloc_plan::PlannedWorkload| starts_here(w, gpu).unwrap_or(true);
-                book.lock().unwrap_or_else(|p| p.into_inner()).before(plan, &unit, gpu.uuid(), &starts)
+                book.lock().unwrap_or_else(|p| p.into_inner()).before(
+                    shared.plan,
+                    &unit,
+                    gpu.uuid(),
+                    &starts,
+                    &mut queue,
+                )
             }
             None => Vec::new(),
         };
-        shared.total.fetch_add(runs.len(), Ordering::SeqCst);
+        drop(queue);
         for t in &runs {
-            env.progress.log(&format!("added {}: {}", t.run_id, t.added.as_deref().unwrap_or("")));
+            match &t.added {
+                Some(why) => {
+                    shared.total.fetch_add(1, Ordering::SeqCst);
+                    env.progress.log(&format!("added {}: {why}", t.run_id));
+                }
+                None => env.progress.log(&format!(
+                    "moved forward {}: the baseline on this host of {}, which comes first",
+                    t.run_id, unit[0].run_id
+                )),
+            }
         }
         runs.extend(unit);
         for t in &runs {

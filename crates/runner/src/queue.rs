@@ -75,9 +75,8 @@ impl BaselineBook {
         *e = (*e).max(rep);
     }
 
-    /// The baselines among `runs` count as on their way to GPU `uuid` (on one GPU, every
-    /// selected run is made there, in order).
-    pub fn expect(&mut self, runs: &[Todo<'_>], uuid: &str) {
+    /// The baselines among `runs` count as on their way to GPU `uuid`.
+    fn expect(&mut self, runs: &[Todo<'_>], uuid: &str) {
         for t in runs.iter().filter(|t| t.workload.is_baseline()) {
             self.on_gpu.insert((t.workload.id.clone(), uuid.to_string()));
         }
@@ -85,14 +84,17 @@ impl BaselineBook {
 
     /// The runs of baselines that GPU `uuid` must make before `runs`: those their
     /// collocated runs that `starts` here are divided by, where the GPU has no `ok` run of
-    /// them and none is on its way. One new repetition each, given out here; the baselines
-    /// among `runs` themselves count as on their way.
+    /// them and none is on its way. A selected run of such a baseline still waiting in
+    /// `queue` (later in plan order) is taken from there and comes first; otherwise one new
+    /// repetition is given out here (its `added` says why). The baselines among `runs`
+    /// themselves count as on their way.
     pub fn before<'a>(
         &mut self,
         plan: &'a Plan,
         runs: &[Todo<'a>],
         uuid: &str,
         starts: &dyn Fn(&PlannedWorkload) -> bool,
+        queue: &mut VecDeque<Vec<Todo<'a>>>,
     ) -> Vec<Todo<'a>> {
         self.expect(runs, uuid);
         // Baseline workload id → the workloads of `runs` that need it.
@@ -112,6 +114,10 @@ impl BaselineBook {
         let mut out = Vec::new();
         for (id, (b, users)) in needed {
             self.on_gpu.insert((id.to_string(), uuid.to_string()));
+            if let Some(at) = queue.iter().position(|u| u.iter().all(|t| t.workload.id == id)) {
+                out.extend(queue.remove(at).into_iter().flatten());
+                continue;
+            }
             let rep = self.last_rep.get(id).copied().unwrap_or(0) + 1;
             self.note_rep(id, rep);
             let before = self.runs_before.get(id).copied().unwrap_or(0);

@@ -531,6 +531,27 @@ fn each_missing_baseline_comes_just_before_the_first_run_that_needs_it() {
     assert!(meta(d.path(), "e33-medium.r2").added.unwrap().contains("e33-x2-medium-naive"));
 }
 
+/// A selected baseline that the plan puts after a run divided by it is made first, in its
+/// own run id: otherwise an invocation stopped by its time budget before reaching it (or
+/// resumed on another host) leaves that run without a baseline from its host.
+#[test]
+fn a_selected_baseline_planned_later_is_made_before_the_run_that_needs_it() {
+    let d = tempfile::tempdir().unwrap();
+    let mut large = workload("e34-large", Mode::Exclusive, vec![job("resnet152")]);
+    large.repetitions = 1;
+    let mut mix = workload("e37-mix-naive", Mode::Naive, vec![job("resnet152"), job("resnet26")]);
+    mix.repetitions = 1;
+    let mut small = workload("e33-small", Mode::Exclusive, vec![job("resnet26")]);
+    small.repetitions = 1;
+    let p = plan(vec![small, mix, large]);
+    let o = sim_options(d.path());
+    let s = run_campaign(&p, &o).unwrap();
+    let made: Vec<&str> = s.runs.iter().map(|r| r.run_id.as_str()).collect();
+    assert_eq!(made, ["e33-small.r1", "e34-large.r1", "e37-mix-naive.r1"], "{}", s.render());
+    assert!(meta(d.path(), "e34-large.r1").added.is_none(), "a selected run, not an added one");
+    assert_eq!(s.count(RunStatus::Ok), 3, "{}", s.render());
+}
+
 /// A MIG run that a GPU with MIG mode off will skip gets no baseline measured for it; with
 /// MIG mode on it does.
 #[test]
