@@ -1,5 +1,5 @@
 //! `cargo xtask compare BASE NEW`: a re-run of (a subset of) a campaign against another,
-//! e.g. a reviewer's traces against the shipped `data/h200-quick`.
+//! e.g. a reviewer's traces against the shipped `data/h200`.
 //!
 //! Both directories are verified against their `SHA256SUMS` and analysed as `reproduce`
 //! does (with the plan of the campaign their runs' `meta.json` name, when it can be
@@ -18,7 +18,7 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The campaign directory compared against (e.g. data/h200-quick).
+    /// The campaign directory compared against (e.g. data/h200).
     pub base: PathBuf,
     /// The campaign directory compared (e.g. a reviewer's re-run).
     pub new: PathBuf,

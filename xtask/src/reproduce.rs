@@ -294,6 +294,7 @@ mod tests {
     #[test]
     fn claim_evidence_names_shipped_runs_and_the_claims_values() {
         let root = crate::project_root();
+        let shipped = colloc_spec::load_project(&root).unwrap().artifact.shipped_campaign.value;
         let o = super::reproduce_traces(&root, None, None, true, None).unwrap();
         for id in ["C7", "C1", "C2"] {
             let text = crate::evidence::render(&o.evidence(), id).unwrap();
@@ -312,7 +313,7 @@ mod tests {
             for run in named {
                 let run = run.trim_end_matches([',', ':']);
                 assert!(o.results.runs.iter().any(|r| r.run_id == run), "{run} is not a shipped run");
-                assert!(root.join("data/h200-quick/runs").join(run).is_dir(), "{run}");
+                assert!(root.join("data").join(&shipped).join("runs").join(run).is_dir(), "{run}");
             }
         }
         assert!(text_has_rule(&crate::evidence::render(&o.evidence(), "C7").unwrap()));

@@ -175,17 +175,28 @@ pub fn smoke(root: &Path, gpu: Option<u32>, dry_run: bool) -> Result<Vec<Phase>>
         Ok((format!("{summary}, {} claims", project.artifact.claims.len()), true))
     });
 
-    // 2. The shipped campaign's plan: one planned run per run the shipped traces hold.
-    let shipped_runs = count_runs(&shipped_dir);
-    phase(2, "plan", format!("{shipped}: {shipped_runs} runs (as in {})", rel(&shipped_dir)), &mut || {
-        let plan = colloc_plan::plan_project_campaign(&project, &shipped, None).map_err(|d| anyhow!("{d}"))?;
-        let t = &plan.totals;
-        let got = format!(
-            "{shipped}: {} runs ({} workloads, {} jobs, {} infeasible)",
-            t.runs, t.workloads, t.jobs, t.infeasible
+    // 2. The shipped campaign's plan: one planned run per run the shipped traces hold,
+    // beside the baselines the runner added on hosts new to the campaign.
+    phase(
+        2,
+        "plan",
+        format!("{shipped}: every run of {} planned or an added baseline", rel(&shipped_dir)),
+        &mut || {
+            let plan = colloc_plan::plan_project_campaign(&project, &shipped, None).map_err(|d| anyhow!("{d}"))?;
+            let t = &plan.totals;
+            let (planned, added, other) = count_runs(&shipped_dir, &plan);
+            let got = format!(
+            "{shipped}: {} runs ({} workloads, {} jobs, {} infeasible); {planned} planned and {added} added baselines in {}{}",
+            t.runs,
+            t.workloads,
+            t.jobs,
+            t.infeasible,
+            rel(&shipped_dir),
+            if other > 0 { format!(", {other} neither") } else { String::new() }
         );
-        Ok((got, t.runs > 0 && t.runs == shipped_runs))
-    });
+            Ok((got, t.runs > 0 && planned == t.runs && other == 0))
+        },
+    );
 
     // 3. The shipped traces against their manifest.
     phase(3, "verify", format!("0 problems in {}", rel(&shipped_dir)), &mut || verify(&shipped_dir));
@@ -280,10 +291,35 @@ fn verify(dir: &Path) -> Result<(String, bool)> {
 }
 
 /// The run directories of a campaign (0 without any).
-fn count_runs(dir: &Path) -> usize {
-    std::fs::read_dir(dir.join(colloc_trace::layout::RUNS_DIR))
-        .map(|rd| rd.filter_map(|e| e.ok()).filter(|e| e.path().is_dir()).count())
-        .unwrap_or(0)
+/// The run directories of a campaign: the plan's runs (first attempts), the baselines the
+/// runner added beyond them (`meta.json` → `added`), and any other.
+fn count_runs(dir: &Path, plan: &Plan) -> (usize, usize, usize) {
+    let planned: std::collections::BTreeSet<String> = plan
+        .workloads
+        .iter()
+        .flat_map(|w| (1..=w.repetitions).map(move |r| colloc_trace::ids::run_id(&w.id, r, 1)))
+        .collect();
+    let added = |run: &Path| {
+        std::fs::read(run.join("meta.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .is_some_and(|m| !m["added"].is_null())
+    };
+    let (mut n_planned, mut n_added, mut other) = (0, 0, 0);
+    for e in std::fs::read_dir(dir.join(colloc_trace::layout::RUNS_DIR)).into_iter().flatten().flatten() {
+        let path = e.path();
+        if !path.is_dir() {
+            continue;
+        }
+        if planned.contains(&*e.file_name().to_string_lossy()) {
+            n_planned += 1;
+        } else if added(&path) {
+            n_added += 1;
+        } else {
+            other += 1;
+        }
+    }
+    (n_planned, n_added, other)
 }
 
 /// The one-screen table of the phases.

@@ -7,7 +7,7 @@ use common::{root, scale_samples};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const SHIPPED: &str = "h200-quick";
+const SHIPPED: &str = "h200";
 
 fn smoke(project: &Path, extra: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_xtask"))

@@ -32,8 +32,9 @@ pub fn copy_of_project(tmp: &Path, dirs: &[&str]) -> PathBuf {
     p
 }
 
-/// Scales the `images` of every `sample` event in the event log `rel` of the campaign
-/// directory `dir` by `factor`; with `manifest`, enters the file's new checksum in
+/// Scales the `images` of every `sample` event (protocol 1) and of every iteration in the
+/// `iterations` events (protocol 2) in the event log `rel` of the campaign directory `dir`
+/// by `factor`; with `manifest`, enters the file's new checksum in
 /// `SHA256SUMS` (without it, the campaign no longer verifies).
 pub fn scale_samples(dir: &Path, rel: &str, factor: f64, manifest: bool) {
     let path = dir.join(rel);
@@ -47,12 +48,18 @@ pub fn scale_samples(dir: &Path, rel: &str, factor: f64, manifest: bool) {
             v["images"] = serde_json::json!((images * factor).round() as u64);
             scaled += 1;
             out.push_str(&serde_json::to_string(&v).unwrap());
+        } else if v["event"] == "iterations" {
+            let images: Vec<u64> =
+                v["images"].as_array().unwrap().iter().map(|i| (i.as_f64().unwrap() * factor).round() as u64).collect();
+            v["images"] = serde_json::json!(images);
+            scaled += 1;
+            out.push_str(&serde_json::to_string(&v).unwrap());
         } else {
             out.push_str(line);
         }
         out.push('\n');
     }
-    assert!(scaled > 0, "no sample events in {rel}");
+    assert!(scaled > 0, "no sample or iterations events in {rel}");
     std::fs::write(&path, out).unwrap();
     if manifest {
         let sums = dir.join("SHA256SUMS");
