@@ -1,20 +1,19 @@
-//! The ranges of numbers `data/h200-quick/README.md` quotes from its traces, recomputed
-//! from the analysis the tables come from and compared at the README's printed precision.
+//! The numbers the campaign READMEs (`data/h200-quick/README.md`, `data/h200/README.md`)
+//! quote from their traces, recomputed from the analysis the tables come from and compared
+//! at the README's printed precision.
 
 use colloc_analysis::{Results, Stats, WorkloadResult};
 use colloc_spec::Mode;
 
-const CAMPAIGN: &str = "h200-quick";
-
-fn results() -> Results {
+fn results(campaign: &str) -> Results {
     let root = crate::project_root();
     let project = colloc_spec::load_project(&root).expect("the project loads");
-    let plan = colloc_plan::plan_project_campaign(&project, CAMPAIGN, None).expect("the campaign's plan");
-    colloc_analysis::analyse(&root.join("data").join(CAMPAIGN), Some(&plan)).expect("the shipped traces")
+    let plan = colloc_plan::plan_project_campaign(&project, campaign, None).expect("the campaign's plan");
+    colloc_analysis::analyse(&root.join("data").join(campaign), Some(&plan)).expect("the shipped traces")
 }
 
 fn workload<'a>(r: &'a Results, id: &str) -> &'a WorkloadResult {
-    r.workload(id).unwrap_or_else(|| panic!("no workload {id} in {CAMPAIGN}"))
+    r.workload(id).unwrap_or_else(|| panic!("no workload {id} in {}", r.provenance.campaign))
 }
 
 /// `lo–hi` at `decimals`, or the one number when both read alike.
@@ -57,8 +56,8 @@ fn ok(w: &&WorkloadResult) -> bool {
     w.status.as_str() == "ok"
 }
 
-/// The phrases of the README's "What the runs show", as the traces give them.
-fn phrases(r: &Results) -> Vec<String> {
+/// The phrases of `h200-quick`'s README's "What the runs show", as the traces give them.
+fn phrases_h200_quick(r: &Results) -> Vec<String> {
     let mut out = Vec::new();
     let syn = |w: &&WorkloadResult| w.data == "synthetic";
     let generated = |w: &&WorkloadResult| w.data == "generated";
@@ -149,18 +148,169 @@ fn phrases(r: &Results) -> Vec<String> {
     out
 }
 
-/// Each range the README quotes is the traces' at its printed precision.
-#[test]
-fn the_campaign_readme_quotes_the_traces() {
-    let readme_path = crate::project_root().join("data").join(CAMPAIGN).join("README.md");
+/// The largest relative distance of a statistic's min or max from its median.
+fn off(s: Option<Stats>) -> f64 {
+    let s = s.expect("measured");
+    ((s.max - s.median) / s.median).max((s.median - s.min) / s.median)
+}
+
+/// The workload of `ws` whose statistic `f` lies farthest from its median.
+fn widest<'a>(ws: &[&'a WorkloadResult], f: impl Fn(&WorkloadResult) -> Option<Stats>) -> &'a WorkloadResult {
+    ws.iter().copied().max_by(|a, b| off(f(a)).total_cmp(&off(f(b)))).expect("workloads")
+}
+
+/// The phrases of `h200`'s README's "What the runs show", as the traces give them.
+fn phrases_h200(r: &Results) -> Vec<String> {
+    let mut out = Vec::new();
+    let tp = |w: &WorkloadResult| w.stats.aggregate_throughput;
+    let stp = |w: &WorkloadResult| w.stats.aggregate_ratio;
+    let pct = |x: f64| format!("{:.1}%", 100.0 * x);
+    let of = |data: &'static str| move |w: &&WorkloadResult| w.data == data && ok(w);
+
+    // Repetitions of the headline workloads, synthetic data.
+    let syn: Vec<&WorkloadResult> = r.workloads.iter().filter(|w| w.headline).filter(of("synthetic")).collect();
+    assert!(syn.iter().all(|w| w.stats.aggregate_throughput.unwrap().n >= 3), "three repetitions or more");
+    let w = widest(&syn, tp);
+    out.push(format!(
+        "agree within {} of their median in aggregate throughput (the widest, {} under MPS, {} img/s) and within {} in the ratio to the model alone",
+        pct(off(tp(w))),
+        w.label,
+        spread(tp(w), 0),
+        pct(off(stp(widest(&syn, stp))))
+    ));
+    // Files: the collocated headline workloads' throughput; the ratios made on two hosts.
+    let gen: Vec<&WorkloadResult> =
+        r.workloads.iter().filter(|w| w.headline && w.n_jobs() >= 2).filter(of("generated")).collect();
+    let w = widest(&gen, tp);
+    out.push(format!(
+        "agree within {} in aggregate throughput ({} naive, {} img/s)",
+        pct(off(tp(w))),
+        w.label,
+        spread(tp(w), 0)
+    ));
+    let ratio = |id: &str| spread(workload(r, id).stats.aggregate_ratio, 2);
+    out.push(format!("3 × resnet26 on the 2g stand-in {}×", ratio("e33-resnet26-cifar10-x3-mpslim2g@gen")));
+    out.push(format!("7 × resnet26 under MPS {}×", ratio("e33-resnet26-cifar10-x7-mps@gen")));
+    let alone = |model: &str, batch: u32, data: &str| {
+        r.baselines
+            .iter()
+            .find(|b| b.model == model && b.batch_size == batch && b.data == data)
+            .unwrap_or_else(|| panic!("{model} b{batch} alone on {data}"))
+    };
+    let s26 = alone("resnet26", 128, "generated");
+    out.push(format!(
+        "{} img/s over its {} runs on {} hosts ({:.2}× between hosts)",
+        spread(s26.stats.throughput, 0),
+        s26.stats.throughput.expect("measured").n,
+        s26.host_count,
+        s26.host_spread.expect("several hosts")
+    ));
+
+    // Synthetic data.
+    let b128: Vec<_> = r.baselines.iter().filter(|b| b.data == "synthetic" && b.batch_size == 128).collect();
+    assert_eq!(b128.len(), 3);
+    out.push(format!(
+        "SM activity {}% for each exp-33 model at batch 128",
+        over(b128.iter().map(|b| median(b.stats.sm_activity_pct)), 0)
+    ));
+    let homog = |data: &'static str, mode: Mode| {
+        ratio_range(r, move |w| w.experiment == 33 && w.data == data && w.n_jobs() >= 2 && w.mode == mode)
+    };
+    out.push(format!(
+        "give {}× the model alone under MPS, {}× naive and {}× under the `mps-limited` stand-ins",
+        homog("synthetic", Mode::Mps),
+        homog("synthetic", Mode::Naive),
+        homog("synthetic", Mode::MpsLimited)
+    ));
+    out.push(format!("(SM activity {:.0}% alone)", median(alone("resnet152", 32, "synthetic").stats.sm_activity_pct)));
+    let mix = |mode: Mode| ratio_range(r, move |w| w.experiment == 37 && w.data == "synthetic" && w.mode == mode);
+    out.push(format!(
+        "{}× under MPS, {}× naive and {}× under the stand-ins (the mixes table)",
+        mix(Mode::Mps),
+        mix(Mode::Naive),
+        mix(Mode::MpsLimited)
+    ));
+    let med_ratio = |id: &str| format!("{:.2}×", median(workload(r, id).stats.aggregate_ratio));
+    out.push(format!("Seven resnet26 on the 1g stand-in give {}", med_ratio("e33-resnet26-cifar10-x7-mpslim1g@syn")));
+
+    // Files.
+    let waits = |b: &colloc_analysis::Baseline| format!("{:.0}%", 100.0 * median(b.stats.data_wait_share));
+    let thr = |b: &colloc_analysis::Baseline| format!("{:.0}", median(b.stats.throughput));
+    let s26s = alone("resnet26", 128, "synthetic");
+    out.push(format!(
+        "One resnet26 waits for data {} of its time (4 workers, {:.1} host cores) and trains at {} img/s instead of {}",
+        waits(s26),
+        median(s26.stats.cpu_cores),
+        thr(s26),
+        thr(s26s)
+    ));
+    let (m50, m50s) = (alone("resnet50", 128, "generated"), alone("resnet50", 128, "synthetic"));
+    out.push(format!(
+        "resnet50 on ImageNet-64-like PNGs waits {} ({} instead of {} img/s)",
+        waits(m50),
+        thr(m50),
+        thr(m50s)
+    ));
+    let seven: Vec<&WorkloadResult> = r
+        .workloads
+        .iter()
+        .filter(|w| w.experiment == 33 && w.n_jobs() == 7 && w.jobs.iter().all(|j| j.model == "resnet26"))
+        .filter(of("generated"))
+        .collect();
+    assert_eq!(seven.len(), 3, "naive, MPS and the 1g stand-in");
+    out.push(format!(
+        "7 × resnet26 give {} the job alone under MPS, {} on the 1g stand-in and {} naive, while the jobs use {} of the host's 16 cores and still wait for data {}% of their time",
+        med_ratio("e33-resnet26-cifar10-x7-mps@gen"),
+        med_ratio("e33-resnet26-cifar10-x7-mpslim1g@gen"),
+        med_ratio("e33-resnet26-cifar10-x7-naive@gen"),
+        over(seven.iter().map(|w| median(w.stats.cpu_cores_total)), 1),
+        over(seven.iter().map(|w| 100.0 * median(w.stats.data_wait_share)), 0)
+    ));
+    out.push(format!(
+        "With three jobs naive and MPS already reach {} and {}",
+        med_ratio("e33-resnet26-cifar10-x3-naive@gen"),
+        med_ratio("e33-resnet26-cifar10-x3-mps@gen")
+    ));
+    out.push(format!(
+        "(with seven jobs, {} busy cores and SM activity {}%)",
+        over(seven.iter().map(|w| median(w.stats.cpu_cores_total)), 0),
+        over(seven.iter().map(|w| median(w.stats.sm_activity_pct)), 0)
+    ));
+    let files = |mode: Mode| ratio_range(r, move |w| w.data == "generated" && w.n_jobs() >= 2 && w.mode == mode);
+    out.push(format!(
+        "MPS {}×, naive {}×, the stand-ins {}×",
+        files(Mode::Mps),
+        files(Mode::Naive),
+        files(Mode::MpsLimited)
+    ));
+    let big = alone("resnet152", 128, "synthetic");
+    out.push(format!("one alone peaks at {:.1} GiB", median(big.stats.memory_bytes) / (1u64 << 30) as f64));
+    out
+}
+
+/// Each phrase of `phrases` is in `data/<campaign>/README.md` (whose lines wrap).
+fn check_readme(campaign: &str, phrases: fn(&Results) -> Vec<String>) {
+    let readme_path = crate::project_root().join("data").join(campaign).join("README.md");
     let readme = std::fs::read_to_string(&readme_path).expect("the campaign's README");
     // One line per paragraph: the README wraps its lines.
     let text =
         readme.split("\n\n").map(|p| p.split_whitespace().collect::<Vec<_>>().join(" ")).collect::<Vec<_>>().join("\n");
-    let missing: Vec<String> = phrases(&results()).into_iter().filter(|p| !text.contains(p.as_str())).collect();
+    let missing: Vec<String> = phrases(&results(campaign)).into_iter().filter(|p| !text.contains(p.as_str())).collect();
     assert!(
         missing.is_empty(),
-        "data/{CAMPAIGN}/README.md does not say what the traces give; it should read:\n  {}",
+        "data/{campaign}/README.md does not say what the traces give; it should read:\n  {}",
         missing.join("\n  ")
     );
+}
+
+/// Each range `h200-quick`'s README quotes is the traces' at its printed precision.
+#[test]
+fn the_h200_quick_readme_quotes_the_traces() {
+    check_readme("h200-quick", phrases_h200_quick);
+}
+
+/// Each number `h200`'s README quotes from its tables is the traces' at its printed precision.
+#[test]
+fn the_h200_readme_quotes_the_traces() {
+    check_readme("h200", phrases_h200);
 }
