@@ -39,8 +39,9 @@ fn claims_evaluate_on_a_fixture() {
         );
     }
     let v = |id: &str| out.iter().find(|c| c.id == id).unwrap().verdict;
-    // The fixture's file-data gain (4×) lies in the paper's band; its headline is that source.
-    assert_eq!(v("C1"), Verdict::Holds);
+    // The fixture's file-data gain (2.25×: the 7 jobs' 28 loader workers share the host's
+    // cores) lies below the paper's band; its headline is that source.
+    assert_eq!(v("C1"), Verdict::DirectionOnly);
     let c1 = out.iter().find(|c| c.id == "C1").unwrap();
     assert_eq!(c1.headline_data.as_deref(), Some(c1.sources[0].data.as_str()));
     let ratio = &c1.headline().unwrap().checks[0];

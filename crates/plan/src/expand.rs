@@ -83,6 +83,7 @@ pub fn plan_project_campaign(project: &Project, campaign: &str, gpu: Option<&str
             workloads.push(w);
         }
     }
+    let mut workloads = twins_together(workloads);
     if let Some(h) = &c.headline {
         for w in &mut workloads {
             let models: BTreeSet<&str> = w.jobs.iter().map(|j| j.model.as_str()).collect();
@@ -106,6 +107,28 @@ pub fn plan_project_campaign(project: &Project, campaign: &str, gpu: Option<&str
         return Err(Diagnostics(diags));
     }
     Ok(finish(project, Some(campaign.to_string()), gpu, protocol, workloads))
+}
+
+/// The workloads in part order, except that one under a part's own protocol (`<id>~<p>`)
+/// comes right after its twin under the campaign's (`<id>`): the runs of one workload under
+/// both protocols then follow each other, so an invocation that stops at its time budget
+/// rarely leaves a workload measured under one protocol on one host and under the other on
+/// another.
+fn twins_together(workloads: Vec<PlannedWorkload>) -> Vec<PlannedWorkload> {
+    let at: std::collections::BTreeMap<&str, usize> =
+        workloads.iter().enumerate().map(|(i, w)| (w.id.as_str(), i)).collect();
+    let key: Vec<(usize, usize)> = workloads
+        .iter()
+        .enumerate()
+        .map(|(i, w)| match w.id.rsplit_once('~').and_then(|(twin, _)| at.get(twin)) {
+            Some(&t) if w.protocol.is_some() => (t, i),
+            _ => (i, i),
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..workloads.len()).collect();
+    order.sort_by_key(|&i| key[i]);
+    let mut slots: Vec<Option<PlannedWorkload>> = workloads.into_iter().map(Some).collect();
+    order.into_iter().map(|i| slots[i].take().expect("each workload once")).collect()
 }
 
 /// Plans every experiment of the spec under `protocol` on `gpu`, data as declared.

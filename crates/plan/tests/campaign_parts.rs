@@ -85,7 +85,7 @@ fn a_part_runs_its_workloads_under_its_own_protocol_with_suffixed_ids() {
     for w in &epochs {
         let own = w.protocol.as_ref().expect("an epochs workload carries its protocol");
         assert_eq!(own.name, "epochs");
-        assert!(matches!(own.kind, colloc_plan::ProtocolKind::Paper { epochs: 3, .. }), "{own:?}");
+        assert!(matches!(own.kind, colloc_plan::ProtocolKind::Paper { epochs: 2, .. }), "{own:?}");
         assert_eq!(plan.protocol_of(w), own);
         assert_eq!(colloc_trace::ids::protocol_of_id(&w.id), Some("epochs"));
         let twin = w.id.strip_suffix("~epochs").unwrap();
@@ -157,4 +157,22 @@ fn a_part_naming_the_campaign_protocol_changes_nothing() {
     let err = plan_project_campaign(&p, "h200-epochs", None).unwrap_err();
     // The two parts now select the same workloads under the same protocol.
     assert!(err.0.iter().any(|d| d.message.contains("is selected by two parts")), "{err}");
+}
+
+/// In plan order each `~epochs` workload comes right after its `quick` twin (the parts list
+/// every quick workload first), and the quick ones keep their parts' order.
+#[test]
+fn a_workload_under_its_parts_own_protocol_follows_its_twin() {
+    let p = colloc_spec::load_project(&root()).unwrap();
+    let plan = plan_project_campaign(&p, "h200-epochs", None).unwrap();
+    let ids: Vec<&str> = plan.workloads.iter().map(|w| w.id.as_str()).collect();
+    assert_eq!(ids.len(), 26);
+    for pair in ids.chunks(2) {
+        assert_eq!(format!("{}~epochs", pair[0]), pair[1], "{ids:?}");
+    }
+    assert_eq!(ids[0], "e33-resnet26-cifar10-x1-exclusive@gen", "{ids:?}");
+    // A campaign without parts of their own protocol keeps its parts' order.
+    let quick = plan_project_campaign(&p, "h200", None).unwrap();
+    assert!(quick.workloads.iter().all(|w| w.protocol.is_none()));
+    assert_eq!(quick.workloads[0].id, "e33-resnet26-cifar10-x1-exclusive@syn");
 }

@@ -83,6 +83,10 @@ esac
 exit 0
 "#;
 
+/// One bench at a time: the runner looks for MPS daemons in the whole of `/proc`, where a
+/// stand-in `nvidia-cuda-mps-control` of a test running beside it would count as foreign.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 struct Bench {
     _dir: tempfile::TempDir,
     root: PathBuf,
@@ -90,10 +94,13 @@ struct Bench {
     log: PathBuf,
     state: PathBuf,
     plan: PathBuf,
+    /// Held for the bench's life (dropped last).
+    _serial: std::sync::MutexGuard<'static, ()>,
 }
 
 impl Bench {
     fn new(p: &colloc_plan::Plan) -> Bench {
+        let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().to_path_buf();
         let bin = root.join("bin");
@@ -106,7 +113,15 @@ impl Bench {
         let state = root.join("state");
         std::fs::create_dir_all(&state).unwrap();
         let plan = write_plan(&root, p);
-        Bench { camp: root.join("campaign"), log: root.join("standin.log"), state, plan, root, _dir: dir }
+        Bench {
+            camp: root.join("campaign"),
+            log: root.join("standin.log"),
+            state,
+            plan,
+            root,
+            _dir: dir,
+            _serial: serial,
+        }
     }
 
     fn command(&self, env: &[(&str, &str)], extra: &[&str]) -> Command {

@@ -794,7 +794,7 @@ fn a_time_budget_stops_before_a_run_that_would_pass_it() {
 
 /// One campaign, two protocols: `h200-epochs` as planned, its 2 × resnet26 MPS workload
 /// under the campaign's quick protocol and again under the part's `epochs`. Each run gets
-/// its workload's protocol: the quick one a common window, the epochs one 3 whole epochs
+/// its workload's protocol: the quick one a common window, the epochs one 2 whole epochs
 /// over the whole set with validation, no window, and that protocol in its meta.json.
 #[test]
 fn each_workload_runs_under_its_own_protocol() {
@@ -821,7 +821,7 @@ fn each_workload_runs_under_its_own_protocol() {
     let e = meta(d.path(), &format!("{epochs}.r1"));
     assert_eq!(e.protocol["name"], "epochs");
     assert_eq!(e.protocol["kind"], "paper");
-    assert_eq!(e.protocol["epochs"], 3);
+    assert_eq!(e.protocol["epochs"], 2);
     assert!(e.window_end_mono.is_none(), "no common window under epochs");
     let erun = d.path().join(format!("runs/{epochs}.r1"));
     let mut logs = logs_in(&qrun);
@@ -835,7 +835,7 @@ fn each_workload_runs_under_its_own_protocol() {
             })
             .collect();
         // The loader drops the last partial batch: 390 batches of 128 of the 50,000 images.
-        assert_eq!(ends.len(), 3, "job {j}: {ends:?}");
+        assert_eq!(ends.len(), 2, "job {j}: {ends:?}");
         assert!(ends.iter().all(|(images, top1)| *images == 390 * 128 && top1.is_some()), "job {j}: {ends:?}");
         assert!(matches!(
             ev.last().unwrap().body,
