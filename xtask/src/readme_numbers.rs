@@ -162,6 +162,29 @@ fn widest<'a>(ws: &[&'a WorkloadResult], f: impl Fn(&WorkloadResult) -> Option<S
 /// The phrases of `h200`'s README's "What the runs show", as the traces give them.
 fn phrases_h200(r: &Results) -> Vec<String> {
     let mut out = Vec::new();
+    // What is in it: the runs by status, beside the plan's; those that are not MIG runs.
+    let counted: Vec<_> = r.runs.iter().filter(|x| !x.superseded).collect();
+    let planned: u32 = r.workloads.iter().map(|w| w.repetitions_planned).sum();
+    out.push(format!(
+        "{} runs: the plan's {planned} and {} baselines measured again",
+        counted.len(),
+        counted.len() - planned as usize
+    ));
+    let status = |s: &str| counted.iter().filter(|x| x.status.as_str() == s).count();
+    out.push(format!(
+        "{} are `ok`, {} `failed`, {} `skipped` and {} `infeasible`",
+        status("ok"),
+        status("failed"),
+        status("skipped"),
+        status("infeasible")
+    ));
+    let not_mig: Vec<_> = counted.iter().filter(|x| workload(r, &x.workload_id).mode != Mode::Mig).collect();
+    let not_mig_ok = not_mig.iter().filter(|x| x.status.as_str() == "ok").count();
+    out.push(format!(
+        "Of the {} runs that are not MIG runs, {not_mig_ok} are `ok` ({:.0}%)",
+        not_mig.len(),
+        100.0 * not_mig_ok as f64 / not_mig.len() as f64
+    ));
     let tp = |w: &WorkloadResult| w.stats.aggregate_throughput;
     let stp = |w: &WorkloadResult| w.stats.aggregate_ratio;
     let pct = |x: f64| format!("{:.1}%", 100.0 * x);
