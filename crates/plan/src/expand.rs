@@ -120,8 +120,8 @@ fn twins_together(workloads: Vec<PlannedWorkload>) -> Vec<PlannedWorkload> {
     let key: Vec<(usize, usize)> = workloads
         .iter()
         .enumerate()
-        .map(|(i, w)| match w.id.rsplit_once('~').and_then(|(twin, _)| at.get(twin)) {
-            Some(&t) if w.protocol.is_some() => (t, i),
+        .map(|(i, w)| match at.get(ids::workload_base(&w.id)) {
+            Some(&t) if w.protocol.is_some() && t != i => (t, i),
             _ => (i, i),
         })
         .collect();

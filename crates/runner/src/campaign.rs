@@ -409,7 +409,7 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
     let shared = Shared {
         plan,
         total: AtomicUsize::new(todo.len()),
-        units: Mutex::new(queue::units(todo, several)),
+        units: Mutex::new(queue::units(todo)),
         book: opts.host_baselines.then_some(Mutex::new(book)),
         made: Mutex::new(Vec::new()),
         started_runs: AtomicUsize::new(0),
@@ -825,6 +825,8 @@ fn work(
 ) -> Result<f64> {
     let (gpu, opts) = (env.backend, env.opts);
     let mut sampler_cpu = 0.0;
+    // Runs this GPU has started in this invocation.
+    let mut made_here = 0usize;
     'units: loop {
         if shared.stop.load(Ordering::SeqCst) {
             break;
@@ -845,19 +847,24 @@ fn work(
             None => Vec::new(),
         };
         drop(queue);
-        for t in &runs {
+        let (before, first) = (runs.len(), unit[0].run_id.clone());
+        runs.extend(unit);
+        if let Some(why) = unit_past_budget(&runs, gpu, opts, shared.started.elapsed(), made_here)? {
+            shared.stop_here(Stop::Budget(why));
+            break;
+        }
+        for t in &runs[..before] {
             match &t.added {
                 Some(why) => {
                     shared.total.fetch_add(1, Ordering::SeqCst);
                     env.progress.log(&format!("added {}: {why}", t.run_id));
                 }
                 None => env.progress.log(&format!(
-                    "moved forward {}: the baseline on this host of {}, which comes first",
-                    t.run_id, unit[0].run_id
+                    "moved forward {}: the baseline on this host of {first}, which comes first",
+                    t.run_id
                 )),
             }
         }
-        runs.extend(unit);
         for t in &runs {
             if signals::interrupted() {
                 shared.interrupted.store(true, Ordering::SeqCst);
@@ -904,6 +911,7 @@ fn work(
                     break 'units;
                 }
             }
+            made_here += 1;
             let n = shared.started_runs.fetch_add(1, Ordering::SeqCst) + 1;
             let req = Request {
                 workload: t.workload,
@@ -947,6 +955,42 @@ fn work(
         }
     }
     Ok(sampler_cpu)
+}
+
+/// With a time budget: why a unit of several runs that start here (its added baselines
+/// and its own runs) is not begun, because together they could end after the budget
+/// (estimates with the margin). `None` when they fit, when the unit has one such run (each
+/// run is checked on its own as it comes), or when this GPU has started nothing yet, so
+/// that a unit larger than any budget still makes progress run by run.
+fn unit_past_budget(
+    runs: &[Todo<'_>],
+    gpu: &dyn Backend,
+    opts: &RunOptions,
+    used: Duration,
+    made_here: usize,
+) -> Result<Option<String>> {
+    let Some(budget) = opts.time_budget else { return Ok(None) };
+    let mut starting = Vec::new();
+    for t in runs {
+        if starts_here(t.workload, gpu)? {
+            starting.push(t);
+        }
+    }
+    if starting.len() < 2 || made_here == 0 {
+        return Ok(None);
+    }
+    let estimated: f64 = starting.iter().map(|t| t.workload.estimated_seconds).sum();
+    let needs = estimated * crate::options::BUDGET_MARGIN;
+    let used = used.as_secs_f64();
+    Ok((used + needs > budget.as_secs_f64()).then(|| {
+        format!(
+            "{} and the {} run(s) made with it on one host (estimated {estimated:.0} s, with the margin {needs:.0} s) \
+             could end after the budget of {:.0} s ({used:.0} s used)",
+            starting[0].run_id,
+            starting.len() - 1,
+            budget.as_secs_f64(),
+        )
+    }))
 }
 
 fn interrupt_text() -> String {

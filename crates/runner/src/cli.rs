@@ -121,7 +121,9 @@ pub struct RunArgs {
     #[arg(long)]
     pub strict_env: bool,
     /// Start no run that could end after SECONDS from the runner's start (its plan estimate
-    /// with a 25% margin), and stop there cleanly: the next invocation goes on from it.
+    /// with a 25% margin), and stop there cleanly: the next invocation goes on from it. A
+    /// workload's repetitions (and its twin under a part's own protocol) start only when all
+    /// of them fit, unless they come first in the invocation.
     #[arg(long, value_name = "SECONDS")]
     pub time_budget: Option<f64>,
     /// For tests: the selected jobs of MPS runs (INDEX, *, PATTERN:INDEX, comma-separated)

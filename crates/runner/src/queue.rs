@@ -1,5 +1,6 @@
-//! What a campaign's GPUs take their runs from: the selected runs grouped into units (on
-//! several GPUs, every repetition of a workload is one unit, so it stays on one GPU), and
+//! What a campaign's GPUs take their runs from: the selected runs grouped into units (every
+//! repetition of a workload, and of its twin under a part's own protocol, is one unit, so
+//! it stays on one GPU), and
 //! the book of baselines per GPU, from which each GPU learns which baselines (each model
 //! alone) it must measure just before a unit whose runs are divided by them.
 
@@ -27,13 +28,17 @@ pub(crate) fn starts_here(w: &PlannedWorkload, gpu: &dyn Backend) -> Result<bool
     Ok(w.feasible && !w.jobs.is_empty() && (w.mode == Mode::Mig) == gpu.mig_enabled_for(w.mode)?)
 }
 
-/// The runs in units, in plan order: each run alone (`by_workload` false), or every run of
-/// a workload together.
-pub(crate) fn units(todo: Vec<Todo<'_>>, by_workload: bool) -> VecDeque<Vec<Todo<'_>>> {
+/// The runs in units, in plan order: every run of a workload together, with those of its
+/// twin under a campaign part's own protocol (`<id>~<protocol>`, which the plan puts right
+/// after it). A GPU takes a unit whole, and a time budget starts a unit only when all of it
+/// fits, so the repetitions of a workload, and its runs under both protocols, are made on
+/// one host.
+pub(crate) fn units(todo: Vec<Todo<'_>>) -> VecDeque<Vec<Todo<'_>>> {
+    let key = |t: &Todo<'_>| ids::workload_base(&t.workload.id).to_string();
     let mut out: VecDeque<Vec<Todo>> = VecDeque::new();
     for t in todo {
         match out.back_mut() {
-            Some(last) if by_workload && last[0].workload.id == t.workload.id => last.push(t),
+            Some(last) if key(&last[0]) == key(&t) => last.push(t),
             _ => out.push_back(vec![t]),
         }
     }

@@ -792,6 +792,40 @@ fn a_time_budget_stops_before_a_run_that_would_pass_it() {
     assert!(s.stopped.is_none());
 }
 
+/// `--time-budget` keeps a workload's repetitions, and its twin under a part's own
+/// protocol, on one host: such a unit starts only when all of it fits; a unit that comes
+/// first in an invocation is still made run by run.
+#[test]
+fn a_time_budget_starts_a_workloads_runs_only_when_all_of_them_fit() {
+    let d = tempfile::tempdir().unwrap();
+    let mut short = workload("wl-short-naive", Mode::Naive, vec![job("resnet26")]);
+    short.estimated_seconds = 10.0;
+    short.repetitions = 1;
+    let mut pair = workload("wl-pair-naive", Mode::Naive, vec![job("resnet26"), job("resnet26")]);
+    pair.estimated_seconds = 30.0;
+    pair.repetitions = 1;
+    let mut twin = pair.clone();
+    twin.id = "wl-pair-naive~epochs".into();
+    let p = plan(vec![short, pair, twin]);
+    let mut o = sim_options(d.path());
+    // Each of the pair's runs fits on its own (37.5 s with the margin), both do not (75 s).
+    o.time_budget = Some(Duration::from_secs(60));
+    let s = run_campaign(&p, &o).unwrap();
+    let made: Vec<&str> = s.runs.iter().map(|r| r.run_id.as_str()).collect();
+    assert_eq!(made, ["wl-short-naive.r1"], "{}", s.render());
+    let why = s.stopped.as_deref().unwrap();
+    assert!(
+        why.starts_with("time budget: wl-pair-naive.r1 and the 1 run(s) made with it on one host (estimated 60 s")
+            && why.contains("2 run(s) left"),
+        "{why}"
+    );
+    // First in the next invocation, the same unit is made run by run within the budget.
+    let s = run_campaign(&p, &o).unwrap();
+    let made: Vec<&str> = s.runs.iter().map(|r| r.run_id.as_str()).collect();
+    assert_eq!(made, ["wl-pair-naive.r1", "wl-pair-naive~epochs.r1"], "{}", s.render());
+    assert!(s.stopped.is_none(), "{}", s.render());
+}
+
 /// One campaign, two protocols: `h200-epochs` as planned, its 2 × resnet26 MPS workload
 /// under the campaign's quick protocol and again under the part's `epochs`. Each run gets
 /// its workload's protocol: the quick one a common window, the epochs one 2 whole epochs

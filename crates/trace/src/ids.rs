@@ -81,6 +81,15 @@ pub fn protocol_of_id(workload_id: &str) -> Option<&str> {
     workload_id.rsplit_once('~').map(|(_, p)| p).filter(|p| !p.is_empty())
 }
 
+/// A workload id without its `~<protocol>` suffix: the id of its twin under the campaign's
+/// protocol.
+pub fn workload_base(workload_id: &str) -> &str {
+    match workload_id.rsplit_once('~') {
+        Some((base, p)) if !p.is_empty() => base,
+        _ => workload_id,
+    }
+}
+
 /// The id of one run of a workload.
 pub fn run_id(workload_id: &str, repetition: u32, attempt: u32) -> String {
     if attempt <= 1 {
@@ -126,6 +135,9 @@ mod tests {
         assert_eq!(own, "e33-resnet26-cifar10-x7-mps@gen~epoch1");
         assert_eq!(protocol_of_id(&own), Some("epoch1"));
         assert_eq!(protocol_of_id("e33-resnet26-cifar10-x7-mps@gen"), None);
+        assert_eq!(workload_base(&own), "e33-resnet26-cifar10-x7-mps@gen");
+        assert_eq!(workload_base("e33-resnet26-cifar10-x7-mps@gen"), "e33-resnet26-cifar10-x7-mps@gen");
+        assert_eq!(workload_base("odd~"), "odd~");
     }
 
     #[test]
