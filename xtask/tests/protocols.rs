@@ -56,9 +56,14 @@ fn a_simulated_h200_epochs_campaign_reproduces_into_the_protocol_validation() {
         for c in [6, 7, 8, 9, 10, 11, 12] {
             assert_ne!(cells[c], "—", "column {c} of {row}");
         }
-        let diff = cells[11].trim_end_matches('%').parse::<f64>().unwrap_or_else(|_| panic!("{row}"));
-        let within = diff.abs() <= 3.0 && cells[8].trim_end_matches('%').parse::<f64>().unwrap().abs() <= 3.0;
-        assert_eq!(cells[12], if within { "yes" } else { "NO" }, "{row}");
+        let pct = |c: usize| cells[c].trim_end_matches('%').parse::<f64>().unwrap_or_else(|_| panic!("{row}"));
+        // The larger difference, as printed (to 0.1%); printed as 3.0% it may lie either side.
+        let widest = pct(8).abs().max(pct(11).abs());
+        match widest.partial_cmp(&3.0).unwrap() {
+            std::cmp::Ordering::Less => assert_eq!(cells[12], "yes", "{row}"),
+            std::cmp::Ordering::Greater => assert_eq!(cells[12], "NO", "{row}"),
+            std::cmp::Ordering::Equal => assert!(["yes", "NO"].contains(&cells[12]), "{row}"),
+        }
     }
     // Alone on the GPU, each protocol's baseline is its own: a ratio of exactly 1.
     let alone = rows.iter().find(|r| r.contains("| alone |")).expect("the baseline row");

@@ -22,6 +22,20 @@ const MEAN_METRICS: [&str; 7] = [
     "power_w",
 ];
 
+/// The GPM metrics among [`MEAN_METRICS`] (the first four): read from one pair of GPM
+/// samples together.
+pub(crate) const GPM_METRICS: usize = 4;
+
+/// A row whose GPM metrics are partly missing keeps none of them: GPM then reads 0 for the
+/// others of the same pair of samples (on an H200 the DRAM bandwidth came back NaN while the
+/// SM activity, occupancy and tensor activity read 0, with the GPU 100% busy).
+fn drop_partial_gpm(means: &mut [Option<f64>; 7]) {
+    let gpm = &means[..GPM_METRICS];
+    if gpm.iter().any(Option::is_none) && gpm.iter().any(Option::is_some) {
+        means[..GPM_METRICS].fill(None);
+    }
+}
+
 /// Where each column the sums need is in the file's header (`None`: not in the file, every
 /// value missing).
 #[derive(Default)]
@@ -292,7 +306,8 @@ impl RowSink for GpuUse {
         if !w.contains(mono) {
             return;
         }
-        let means = c.means.map(value);
+        let mut means = c.means.map(value);
+        drop_partial_gpm(&mut means);
         let (mem_used, mem_total, energy) = (value(c.mem_used), value(c.mem_total), value(c.energy));
         match value(c.instance) {
             // A MIG instance: combined with the other instances' rows of its sample time.

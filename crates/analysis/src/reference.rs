@@ -5,7 +5,9 @@
 use anyhow::Result;
 use colloc_trace::events::{Event, EventBody};
 use colloc_trace::telemetry::{self, Values};
-use polars::prelude::{col, lit, Column, DataFrame, DataType, Expr, IntoLazy, LazyFrame, SortMultipleOptions};
+use polars::prelude::{
+    col, lit, when, Column, DataFrame, DataType, Expr, IntoLazy, LazyFrame, SortMultipleOptions, NULL,
+};
 
 use crate::model::{JobRun, TimelinePoint, Utilisation, Window};
 
@@ -150,6 +152,19 @@ pub(crate) fn host_use(processes: &DataFrame, w: Window, jobs: &mut [JobRun]) ->
     Ok(())
 }
 
+/// The telemetry rows inside the window, where a row with some GPM metrics missing (the
+/// first four of [`MEAN_METRICS`]) keeps none of them.
+fn telemetry_in_window(telemetry: &DataFrame, w: Window) -> LazyFrame {
+    let gpm = &MEAN_METRICS[..4];
+    let any = |f: fn(Expr) -> Expr| gpm.iter().map(|m| f(col(*m))).reduce(|a, b| a.or(b)).expect("GPM metrics");
+    let partial = any(|c| c.is_null()).and(any(|c| c.is_not_null()));
+    in_window(telemetry, w.start_mono, w.end_mono).with_columns(
+        gpm.iter()
+            .map(|m| when(partial.clone()).then(lit(NULL).cast(DataType::Float64)).otherwise(col(*m)).alias(*m))
+            .collect::<Vec<_>>(),
+    )
+}
+
 /// Whole-GPU rows (instance < 0 or empty).
 fn gpu_rows(lf: LazyFrame) -> LazyFrame {
     lf.filter(col("instance").lt(lit(0.0)).or(col("instance").is_null()))
@@ -183,7 +198,7 @@ fn summarise(lf: LazyFrame) -> Result<DataFrame> {
 }
 
 pub(crate) fn utilisation(telemetry: &DataFrame, w: Window) -> Result<Option<Utilisation>> {
-    let rows = in_window(telemetry, w.start_mono, w.end_mono);
+    let rows = telemetry_in_window(telemetry, w);
     let gpu = summarise(gpu_rows(rows.clone()))?;
     let inst = summarise(instance_rows(rows))?;
     let n_gpu = f64_at(&gpu, "samples", 0)?.unwrap_or(0.0);
@@ -239,7 +254,7 @@ pub(crate) fn utilisation(telemetry: &DataFrame, w: Window) -> Result<Option<Uti
 }
 
 pub(crate) fn timeline_points(telemetry: &DataFrame, w: Window) -> Result<Vec<TimelinePoint>> {
-    let rows = in_window(telemetry, w.start_mono, w.end_mono);
+    let rows = telemetry_in_window(telemetry, w);
     let gpu = gpu_rows(rows.clone()).sort(["mono"], SortMultipleOptions::default()).collect()?;
     let has_activity =
         |df: &DataFrame| -> Result<bool> { Ok(f64_column(df, "sm_activity_pct")?.iter().any(Option::is_some)) };
@@ -389,6 +404,47 @@ mod tests {
             assert_eq!(format!("{got:?}"), format!("{want:?}"), "case {case}: {w:?}\n{text}");
             assert!(!long || got.1 .1.is_some() || got.1 .0.is_empty(), "case {case}: binned");
         }
+    }
+
+    /// A sample whose GPM metrics came back partly missing (DRAM bandwidth NaN, the others
+    /// 0 with the GPU busy) counts for none of them, in both implementations; the GPU's other
+    /// metrics of that sample still count.
+    #[test]
+    fn a_sample_with_some_gpm_metrics_missing_counts_for_none_of_them() {
+        let row = |mono: &str, gpm: [&str; 4], util: &str| {
+            let fields: Vec<String> = GPU_COLUMNS
+                .iter()
+                .map(|c| match *c {
+                    "mono" | "wall" => mono.to_string(),
+                    "instance" => "-1".to_string(),
+                    "sm_activity_pct" => gpm[0].to_string(),
+                    "sm_occupancy_pct" => gpm[1].to_string(),
+                    "tensor_activity_pct" => gpm[2].to_string(),
+                    "dram_bw_util_pct" => gpm[3].to_string(),
+                    "gpu_util_pct" => util.to_string(),
+                    _ => "1".to_string(),
+                })
+                .collect();
+            fields.join(",")
+        };
+        let text = [
+            GPU_COLUMNS.join(","),
+            row("10.0", ["90", "50", "10", "40"], "100"),
+            row("10.1", ["0", "0", "0", ""], "100"),
+            row("10.2", ["92", "52", "12", "42"], "100"),
+            row("10.3", ["", "", "", ""], "40"),
+        ]
+        .join("\n");
+        let w = Window { start_mono: 9.95, end_mono: 10.35, seconds: 0.4, clock_scale: 1.0 };
+        let df = read_csv(&text, GPU_NUMERIC, None).unwrap();
+        let want = utilisation(&df, w).unwrap().unwrap();
+        let mut sums = GpuUse::new(Some(w), false);
+        rows::read_text_rows(&text, GPU_NUMERIC, None, &mut sums).unwrap();
+        let got = sums.utilisation().unwrap();
+        assert_eq!(format!("{got:?}"), format!("{want:?}"));
+        assert_eq!(got.sm_activity_pct, Some(91.0));
+        assert_eq!(got.dram_bw_util_pct, Some(41.0));
+        assert_eq!(got.gpu_util_pct, Some(85.0));
     }
 
     #[test]

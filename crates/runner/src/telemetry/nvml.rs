@@ -96,11 +96,25 @@ fn gpm_fill(
         }
         Some(p) => match gpm_metrics_get(nvml, p, &new, &GPM.map(|(id, _)| id)) {
             Ok(results) => {
-                for ((_, col), r) in GPM.iter().zip(results) {
-                    match r {
-                        Ok(m) if m.value.is_finite() => row.set(col, Num::F(m.value)),
-                        Ok(m) => gaps.miss(col, instance, || format!("GPM returned {}", m.value)),
-                        Err(e) => gaps.miss(col, instance, || format!("GPM: {e}")),
+                // One metric missing makes the pair of samples suspect: on an H200 the DRAM
+                // bandwidth came back NaN while the others read 0 with the GPU 100% busy.
+                // Then none of the sample's GPM metrics is kept.
+                let values: Vec<Result<f64, String>> = results
+                    .into_iter()
+                    .map(|r| match r {
+                        Ok(m) if m.value.is_finite() => Ok(m.value),
+                        Ok(m) => Err(format!("GPM returned {}", m.value)),
+                        Err(e) => Err(format!("GPM: {e}")),
+                    })
+                    .collect();
+                let bad = GPM.iter().zip(&values).find_map(|((_, col), v)| v.as_ref().err().map(|e| (*col, e.clone())));
+                for ((_, col), v) in GPM.iter().zip(values) {
+                    match (v, &bad) {
+                        (Ok(v), None) => row.set(col, Num::F(v)),
+                        (Err(e), _) => gaps.miss(col, instance, || e),
+                        (Ok(_), Some((other, e))) => {
+                            gaps.miss(col, instance, || format!("left out with {other} of the same GPM sample ({e})"))
+                        }
                     }
                 }
             }
