@@ -81,6 +81,15 @@ def run_values(run_dir, meta):
     tel = pd.read_csv(os.path.join(run_dir, "telemetry.csv.gz"))
     tel = tel[(tel["mono"] >= t0) & (tel["mono"] <= t1)]
     gpu = tel[(tel["instance"] < 0) | tel["instance"].isna()].sort_values("mono")
+    # A row with some GPM metrics missing counts for none of them (as the analysis does).
+    gpm = [c for c in ("sm_activity_pct", "sm_occupancy_pct", "tensor_activity_pct", "dram_bw_util_pct")
+           if c in gpu.columns]
+    if gpm:
+        missing = gpu[gpm].isna()
+        # A GPM column the file lacks is missing in every row.
+        some_missing = missing.any(axis=1) | (len(gpm) < 4)
+        gpu = gpu.copy()
+        gpu.loc[some_missing & ~missing.all(axis=1), gpm] = np.nan
     out = {"jobs": jobs}
     for m in ("power_w", "gpu_util_pct", "sm_activity_pct"):
         v = gpu[m].mean()
