@@ -64,12 +64,9 @@ fn phrases_h200_quick(r: &Results) -> Vec<String> {
 
     // Repetitions of the synthetic-data headline workloads: each within 1% of its median.
     let headline: Vec<&WorkloadResult> = r.workloads.iter().filter(|w| w.headline).filter(syn).filter(ok).collect();
-    let off = |w: &WorkloadResult| {
-        let s = w.stats.aggregate_throughput.expect("measured");
-        ((s.max - s.median) / s.median).max((s.median - s.min) / s.median)
-    };
-    let widest = headline.iter().copied().max_by(|a, b| off(a).total_cmp(&off(b))).expect("headline workloads");
-    assert!(off(widest) < 0.01, "{} is {:.2}% from its median", widest.id, 100.0 * off(widest));
+    let widest = widest(&headline, |w| w.stats.aggregate_throughput);
+    let off = off(widest.stats.aggregate_throughput);
+    assert!(off < 0.01, "{} is {:.2}% from its median", widest.id, 100.0 * off);
     assert!(headline.iter().all(|w| w.stats.aggregate_throughput.unwrap().n == 3));
     assert_eq!(widest.id, "e33-resnet26-cifar10-x7-mpslim1g@syn");
     let tp = |id: &str| spread(workload(r, id).stats.aggregate_throughput, 0);

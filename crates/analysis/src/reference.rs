@@ -155,7 +155,7 @@ pub(crate) fn host_use(processes: &DataFrame, w: Window, jobs: &mut [JobRun]) ->
 /// The telemetry rows inside the window, where a row with some GPM metrics missing (the
 /// first four of [`MEAN_METRICS`]) keeps none of them.
 fn telemetry_in_window(telemetry: &DataFrame, w: Window) -> LazyFrame {
-    let gpm = &MEAN_METRICS[..4];
+    let gpm = &MEAN_METRICS[..crate::gpu_use::GPM_METRICS];
     let any = |f: fn(Expr) -> Expr| gpm.iter().map(|m| f(col(*m))).reduce(|a, b| a.or(b)).expect("GPM metrics");
     let partial = any(|c| c.is_null()).and(any(|c| c.is_not_null()));
     in_window(telemetry, w.start_mono, w.end_mono).with_columns(

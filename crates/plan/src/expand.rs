@@ -125,10 +125,9 @@ fn twins_together(workloads: Vec<PlannedWorkload>) -> Vec<PlannedWorkload> {
             _ => (i, i),
         })
         .collect();
-    let mut order: Vec<usize> = (0..workloads.len()).collect();
-    order.sort_by_key(|&i| key[i]);
-    let mut slots: Vec<Option<PlannedWorkload>> = workloads.into_iter().map(Some).collect();
-    order.into_iter().map(|i| slots[i].take().expect("each workload once")).collect()
+    let mut keyed: Vec<((usize, usize), PlannedWorkload)> = key.into_iter().zip(workloads).collect();
+    keyed.sort_by_key(|(k, _)| *k);
+    keyed.into_iter().map(|(_, w)| w).collect()
 }
 
 /// Plans every experiment of the spec under `protocol` on `gpu`, data as declared.

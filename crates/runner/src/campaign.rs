@@ -880,18 +880,11 @@ fn work(
                 }
             }
             let will_start = starts_here(t.workload, gpu)?;
-            if let Some(budget) = opts.time_budget.filter(|_| will_start) {
-                let used = shared.started.elapsed().as_secs_f64();
-                let needs = t.workload.estimated_seconds * crate::options::BUDGET_MARGIN;
-                if used + needs > budget.as_secs_f64() {
-                    shared.stop_here(Stop::Budget(format!(
-                        "{} (estimated {:.0} s, with the margin {needs:.0} s) could end after the budget of {:.0} s ({used:.0} s used)",
-                        t.run_id,
-                        t.workload.estimated_seconds,
-                        budget.as_secs_f64(),
-                    )));
-                    break 'units;
-                }
+            if let Some(why) =
+                past_budget(opts, shared.started.elapsed(), t.workload.estimated_seconds).filter(|_| will_start)
+            {
+                shared.stop_here(Stop::Budget(format!("{} {why}", t.run_id)));
+                break 'units;
             }
             if will_start && !opts.allow_busy_gpu && exec_modes {
                 let first = shared.started_runs.load(Ordering::SeqCst) == 0;
@@ -957,11 +950,23 @@ fn work(
     Ok(sampler_cpu)
 }
 
+/// With a time budget: why work estimated at `estimated` seconds is not begun after `used`,
+/// because with the margin it could end after the budget; `None` when it fits.
+fn past_budget(opts: &RunOptions, used: Duration, estimated: f64) -> Option<String> {
+    let budget = opts.time_budget?.as_secs_f64();
+    let (needs, used) = (estimated * crate::options::BUDGET_MARGIN, used.as_secs_f64());
+    (used + needs > budget).then(|| {
+        format!(
+            "(estimated {estimated:.0} s, with the margin {needs:.0} s) could end after the budget of {budget:.0} s ({used:.0} s used)"
+        )
+    })
+}
+
 /// With a time budget: why a unit of several runs that start here (its added baselines
-/// and its own runs) is not begun, because together they could end after the budget
-/// (estimates with the margin). `None` when they fit, when the unit has one such run (each
-/// run is checked on its own as it comes), or when this GPU has started nothing yet, so
-/// that a unit larger than any budget still makes progress run by run.
+/// and its own runs) is not begun, because together they could end after the budget.
+/// `None` when they fit, when the unit has one such run (each run is checked on its own as
+/// it comes), or when this GPU has started nothing yet, so that a unit larger than any
+/// budget still makes progress run by run.
 fn unit_past_budget(
     runs: &[Todo<'_>],
     gpu: &dyn Backend,
@@ -969,27 +974,21 @@ fn unit_past_budget(
     used: Duration,
     made_here: usize,
 ) -> Result<Option<String>> {
-    let Some(budget) = opts.time_budget else { return Ok(None) };
+    if opts.time_budget.is_none() || made_here == 0 {
+        return Ok(None);
+    }
     let mut starting = Vec::new();
     for t in runs {
         if starts_here(t.workload, gpu)? {
             starting.push(t);
         }
     }
-    if starting.len() < 2 || made_here == 0 {
+    if starting.len() < 2 {
         return Ok(None);
     }
     let estimated: f64 = starting.iter().map(|t| t.workload.estimated_seconds).sum();
-    let needs = estimated * crate::options::BUDGET_MARGIN;
-    let used = used.as_secs_f64();
-    Ok((used + needs > budget.as_secs_f64()).then(|| {
-        format!(
-            "{} and the {} run(s) made with it on one host (estimated {estimated:.0} s, with the margin {needs:.0} s) \
-             could end after the budget of {:.0} s ({used:.0} s used)",
-            starting[0].run_id,
-            starting.len() - 1,
-            budget.as_secs_f64(),
-        )
+    Ok(past_budget(opts, used, estimated).map(|why| {
+        format!("{} and the {} run(s) made with it on one host {why}", starting[0].run_id, starting.len() - 1)
     }))
 }
 

@@ -34,11 +34,12 @@ pub(crate) fn starts_here(w: &PlannedWorkload, gpu: &dyn Backend) -> Result<bool
 /// fits, so the repetitions of a workload, and its runs under both protocols, are made on
 /// one host.
 pub(crate) fn units(todo: Vec<Todo<'_>>) -> VecDeque<Vec<Todo<'_>>> {
-    let key = |t: &Todo<'_>| ids::workload_base(&t.workload.id).to_string();
     let mut out: VecDeque<Vec<Todo>> = VecDeque::new();
     for t in todo {
         match out.back_mut() {
-            Some(last) if key(&last[0]) == key(&t) => last.push(t),
+            Some(last) if ids::workload_base(&last[0].workload.id) == ids::workload_base(&t.workload.id) => {
+                last.push(t)
+            }
             _ => out.push_back(vec![t]),
         }
     }
