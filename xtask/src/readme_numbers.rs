@@ -1,4 +1,5 @@
-//! The numbers the campaign READMEs (`data/h200-quick/README.md`, `data/h200/README.md`)
+//! The numbers the campaign READMEs (`data/h200-quick/README.md`, `data/h200/README.md`,
+//! `data/h200-epochs/README.md`)
 //! quote from their traces, recomputed from the analysis the tables come from and compared
 //! at the README's printed precision.
 
@@ -308,6 +309,87 @@ fn phrases_h200(r: &Results) -> Vec<String> {
     out
 }
 
+/// The phrases of `h200-epochs`' README, as the traces give them.
+fn phrases_h200_epochs(r: &Results) -> Vec<String> {
+    let mut out = Vec::new();
+    let counted: Vec<_> = r.runs.iter().filter(|x| !x.superseded).collect();
+    let planned = r.provenance.planned_runs.expect("the plan's runs");
+    let made = planned - r.provenance.missing_runs.len();
+    out.push(format!(
+        "{} runs so far: {made} of the plan's {planned} and {} baselines",
+        counted.len(),
+        counted.len() - made
+    ));
+    let ok_runs = counted.iter().filter(|x| x.status.as_str() == "ok").count();
+    out.push(format!("All {ok_runs} are `ok`"));
+
+    let pv = &r.protocol_validation;
+    let within = pv.iter().filter(|p| p.within_goal == Some(true)).count();
+    out.push(format!("Of the {} workloads measured under both protocols, {within} are within the 3% goal", pv.len()));
+    let pct = |x: f64| format!("{:+.1}%", 100.0 * x);
+    let widest = pv
+        .iter()
+        .max_by(|a, b| a.ratio_difference.unwrap_or(0.0).abs().total_cmp(&b.ratio_difference.unwrap_or(0.0).abs()))
+        .expect("pairs");
+    out.push(format!(
+        "{} on the {} stand-in, STP {:.2} under `quick` against {:.2} under `epochs`, {}",
+        widest.label,
+        widest.layout,
+        widest.window_ratio.expect("measured"),
+        widest.epoch_ratio.expect("measured"),
+        pct(widest.ratio_difference.expect("measured"))
+    ));
+    let few: Vec<_> = pv.iter().filter(|p| p.n_jobs <= 2).collect();
+    let wait =
+        |p: &colloc_analysis::ProtocolValidation| 100.0 * median(workload(r, &p.window_id).stats.data_wait_share);
+    let naive = |n: usize| pv.iter().find(|p| p.n_jobs == n && p.mode == Mode::Naive).expect("naive");
+    out.push(format!(
+        "waits for its 4 loader workers {}% of the time, two under `naive` {:.0}%, three {:.0}%",
+        over(pv.iter().filter(|p| p.n_jobs == 1).map(wait), 0),
+        wait(naive(2)),
+        wait(naive(3))
+    ));
+    out.push(format!(
+        "is ±{}% for the 1- and 2-job workloads",
+        over(few.iter().map(|p| 100.0 * median(p.window_ci_rel)), 1)
+    ));
+    let three = pv.iter().find(|p| p.n_jobs == 3 && p.mode == Mode::Naive).expect("3 × naive");
+    out.push(format!(
+        "3 × resnet26 `naive` has an interval of ±{:.1}% and its STP differs by {}",
+        100.0 * median(three.window_ci_rel),
+        pct(three.ratio_difference.expect("measured"))
+    ));
+    // The first host's two baseline repetitions under quick.
+    let alone = |rep: u32| {
+        let run = counted
+            .iter()
+            .find(|x| x.workload_id == "e33-resnet26-cifar10-x1-exclusive@gen" && x.repetition == rep)
+            .expect("the baseline repetition");
+        run.jobs[0].throughput.expect("measured")
+    };
+    out.push(format!("trained at {:.0} img/s, its second repetition at {:.0}", alone(1), alone(2)));
+    let stand_ins: Vec<_> = pv.iter().filter(|p| p.n_jobs == 1 && p.mode == Mode::MpsLimited).collect();
+    out.push(format!(
+        "the 1-job stand-ins there ({}) read {}",
+        stand_ins.iter().map(|p| p.layout.as_str()).collect::<Vec<_>>().join(", "),
+        stand_ins.iter().map(|p| format!("{:.2}", p.window_ratio.expect("measured"))).collect::<Vec<_>>().join(" and ")
+    ));
+    let tp = |p: &&colloc_analysis::ProtocolValidation| median(workload(r, &p.window_id).stats.aggregate_throughput);
+    out.push(format!(
+        "while their own throughputs ({} img/s)",
+        stand_ins.iter().map(|p| format!("{:.0}", tp(p))).collect::<Vec<_>>().join(" and ")
+    ));
+    out.push(format!(
+        "the same workloads read {}",
+        stand_ins.iter().map(|p| format!("{:.2}", p.epoch_ratio.expect("measured"))).collect::<Vec<_>>().join(" and ")
+    ));
+    out.push(format!(
+        "An epoch after the first loses {} s at its start",
+        over(pv.iter().filter_map(|p| p.epoch_start_seconds), 1)
+    ));
+    out
+}
+
 /// Each phrase of `phrases` is in `data/<campaign>/README.md` (whose lines wrap).
 fn check_readme(campaign: &str, phrases: fn(&Results) -> Vec<String>) {
     let readme_path = crate::project_root().join("data").join(campaign).join("README.md");
@@ -333,4 +415,10 @@ fn the_h200_quick_readme_quotes_the_traces() {
 #[test]
 fn the_h200_readme_quotes_the_traces() {
     check_readme("h200", phrases_h200);
+}
+
+/// Each number `h200-epochs`' README quotes is the traces' at its printed precision.
+#[test]
+fn the_h200_epochs_readme_quotes_the_traces() {
+    check_readme("h200-epochs", phrases_h200_epochs);
 }

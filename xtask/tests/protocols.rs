@@ -51,19 +51,23 @@ fn a_simulated_h200_epochs_campaign_reproduces_into_the_protocol_validation() {
     assert_eq!(rows.len(), 13, "{md}");
     for row in &rows {
         let cells: Vec<&str> = row.split('|').map(str::trim).collect();
-        // | 33 | label | mode | data | runs | STP q | STP e | diff | epoch q | epoch e | diff | within |
+        // | 33 | label | mode | data | runs | STP q | STP e | diff | epoch q | epoch e | diff | CI q | start e | within |
         assert_eq!(cells[5], "2 / 1", "{row}");
-        for c in [6, 7, 8, 9, 10, 11, 12] {
+        for c in [6, 7, 8, 9, 10, 11, 12, 13, 14] {
             assert_ne!(cells[c], "—", "column {c} of {row}");
         }
         let pct = |c: usize| cells[c].trim_end_matches('%').parse::<f64>().unwrap_or_else(|_| panic!("{row}"));
         // The larger difference, as printed (to 0.1%); printed as 3.0% it may lie either side.
         let widest = pct(8).abs().max(pct(11).abs());
         match widest.partial_cmp(&3.0).unwrap() {
-            std::cmp::Ordering::Less => assert_eq!(cells[12], "yes", "{row}"),
-            std::cmp::Ordering::Greater => assert_eq!(cells[12], "NO", "{row}"),
-            std::cmp::Ordering::Equal => assert!(["yes", "NO"].contains(&cells[12]), "{row}"),
+            std::cmp::Ordering::Less => assert_eq!(cells[14], "yes", "{row}"),
+            std::cmp::Ordering::Greater => assert_eq!(cells[14], "NO", "{row}"),
+            std::cmp::Ordering::Equal => assert!(["yes", "NO"].contains(&cells[14]), "{row}"),
         }
+        assert!(cells[12].starts_with('±') && cells[12].ends_with('%'), "the window's precision: {row}");
+        // The simulated job restarts nothing between epochs: its epochs start at their own rate.
+        let start: f64 = cells[13].parse().unwrap_or_else(|_| panic!("{row}"));
+        assert!(start.abs() < 1.0, "{row}");
     }
     // Alone on the GPU, each protocol's baseline is its own: a ratio of exactly 1.
     let alone = rows.iter().find(|r| r.contains("| alone |")).expect("the baseline row");

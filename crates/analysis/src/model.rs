@@ -75,6 +75,14 @@ pub struct ProtocolValidation {
     pub window_epoch_seconds: Option<f64>,
     pub epoch_epoch_seconds: Option<f64>,
     pub epoch_seconds_difference: Option<f64>,
+    /// The window protocol's precision: the relative half-width of the 95% interval of a
+    /// job's throughput over its window, over its jobs and repetitions.
+    #[serde(default)]
+    pub window_ci_rel: Option<Stats>,
+    /// Under whole epochs: the seconds an epoch after the first loses at its start, which a
+    /// window inside one epoch does not see; the median over jobs and repetitions.
+    #[serde(default)]
+    pub epoch_start_seconds: Option<f64>,
     /// Both differences within ±[`PROTOCOL_GOAL`]; `None` when one is missing.
     pub within_goal: Option<bool>,
 }
@@ -232,6 +240,9 @@ measures! {
         energy_per_image_j: Run(|r| r.energy_per_image_j),
         /// Over all jobs and repetitions.
         per_job_epoch_seconds: Job(|j| j.epoch_seconds),
+        /// Whole epochs, over all jobs and repetitions: the seconds an epoch after the first
+        /// loses at its start.
+        per_job_epoch_start_seconds: Job(|j| j.epoch_start_seconds),
         /// Over all jobs and repetitions.
         per_job_slowdown: Job(|j| j.slowdown),
         /// Over all jobs and repetitions.
@@ -430,6 +441,11 @@ pub struct JobRun {
     /// images (a generated set may be a fraction of it), when the job finished epochs.
     pub measured_epoch_seconds: Option<f64>,
     pub epochs_measured: u32,
+    /// Whole epochs: the seconds an epoch after the first loses at its start (the loader's
+    /// workers restarting and filling their queues), the median over those epochs: the first
+    /// `sample` interval's seconds beyond its images at the rate of the epoch's other ones.
+    #[serde(default)]
+    pub epoch_start_seconds: Option<f64>,
     /// Alone-on-the-GPU throughput over this throughput (> 1: slower than alone).
     pub slowdown: Option<f64>,
     /// Which baseline `slowdown` divides by: the same host's, or (the run's host having no
@@ -470,6 +486,7 @@ impl JobRun {
             epoch_seconds: None,
             measured_epoch_seconds: None,
             epochs_measured: 0,
+            epoch_start_seconds: None,
             slowdown: None,
             baseline_host: None,
             throughput_ci: None,

@@ -203,6 +203,7 @@ fn epoch_throughputs(run: &RunData, jobs: &mut [JobRun], notes: &mut Vec<String>
                 _ => None,
             })
             .collect();
+        job.epoch_start_seconds = epoch_start_seconds(run.events.get(i).map(Vec::as_slice).unwrap_or(&[]));
         let steady = if epochs.len() >= 2 { &epochs[1..] } else { &epochs[..] };
         let (images, seconds) = steady.iter().fold((0.0, 0.0), |(a, b), (i, s)| (a + i, b + s));
         if images > 0.0 && seconds > 0.0 {
@@ -214,6 +215,37 @@ fn epoch_throughputs(run: &RunData, jobs: &mut [JobRun], notes: &mut Vec<String>
             notes.push(format!("job {i}: no whole epoch in its events"));
         }
     }
+}
+
+/// What an epoch after the first loses at its start: the seconds of its first `sample`
+/// interval beyond what that interval's images take at the rate of the epoch's other
+/// intervals; the median over the epochs after the first that have at least three intervals
+/// (`None` without one). The first epoch carries the start-up and is left out. It may come out
+/// slightly negative when the epoch's rate varies more than its start costs.
+pub(crate) fn epoch_start_seconds(events: &[Event]) -> Option<f64> {
+    let mut starts = Vec::new();
+    let mut interval: Vec<(f64, f64)> = Vec::new();
+    let mut epochs_ended = 0u32;
+    for e in events {
+        match e.body {
+            EventBody::Sample { images, seconds, .. } if images > 0 && seconds > 0.0 => {
+                interval.push((images as f64, seconds))
+            }
+            EventBody::EpochEnd { .. } => {
+                if epochs_ended > 0 && interval.len() >= 3 {
+                    let (first, rest) = (interval[0], &interval[1..]);
+                    let (images, seconds) = rest.iter().fold((0.0, 0.0), |(a, b), (i, s)| (a + i, b + s));
+                    if images > 0.0 && seconds > 0.0 {
+                        starts.push(first.1 - first.0 * seconds / images);
+                    }
+                }
+                epochs_ended += 1;
+                interval.clear();
+            }
+            _ => {}
+        }
+    }
+    crate::model::Stats::of(starts).map(|s| s.median)
 }
 
 /// The job's record without window measurements: failure, epochs, PyTorch memory.
@@ -573,12 +605,57 @@ fn clock_scale(events: &[Vec<Event>]) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::{credit, job_throughputs, throughput_ci, CI_TOO_FEW};
+    use super::{credit, epoch_start_seconds, job_throughputs, throughput_ci, CI_TOO_FEW};
     use crate::model::Window;
     use colloc_trace::events::{Event, EventBody};
 
     fn close(a: f64, b: f64) {
         assert!((a - b).abs() < 1e-9 * b.abs().max(1.0), "{a} != {b}");
+    }
+
+    fn at(mono: f64, body: EventBody) -> Event {
+        Event { mono, wall: mono, job: 0, body }
+    }
+    fn sample(images: u64, seconds: f64) -> EventBody {
+        EventBody::Sample { step: 0, images, seconds, data_wait_seconds: 0.0, slow_data_steps: 0, loss: 1.0 }
+    }
+    fn epoch_end(epoch: u32) -> EventBody {
+        EventBody::EpochEnd { epoch, images: 0, train_seconds: 1.0, val_seconds: None, val_top1: None, val_loss: None }
+    }
+
+    /// Epoch 0 (left out: the start-up) is slow throughout. Epoch 1: a first interval of 100
+    /// images in 1.5 s, then 400 images in 1 s and 200 in 0.5 s (400 img/s):
+    /// the first's 100 images take 0.25 s at that rate, so the start costs 1.25 s. Epoch 2:
+    /// 100 in 0.5 s, then 800 in 2 s: 0.25 s. The median of 1.25 and 0.25 is 0.75 s. An
+    /// epoch of two intervals has too few to tell its rate from its start.
+    #[test]
+    fn an_epochs_start_is_its_first_interval_beyond_the_epochs_own_rate() {
+        let mut evs = vec![
+            at(0.0, sample(100, 9.0)),
+            at(1.0, sample(100, 9.0)),
+            at(1.0, sample(100, 9.0)),
+            at(2.0, epoch_end(0)),
+        ];
+        evs.extend([
+            at(3.0, sample(100, 1.5)),
+            at(4.0, sample(400, 1.0)),
+            at(5.0, sample(200, 0.5)),
+            at(6.0, epoch_end(1)),
+        ]);
+        evs.extend([
+            at(7.0, sample(100, 0.5)),
+            at(8.0, sample(400, 1.0)),
+            at(9.0, sample(400, 1.0)),
+            at(9.5, epoch_end(2)),
+        ]);
+        close(epoch_start_seconds(&evs).unwrap(), 0.75);
+        // Without epoch 2, epoch 1 alone; with only epoch 0, none.
+        close(epoch_start_seconds(&evs[..8]).unwrap(), 1.25);
+        assert_eq!(epoch_start_seconds(&evs[..4]), None);
+        // Two intervals in epoch 1: none.
+        let short =
+            [&evs[..4], &[at(3.0, sample(100, 1.5)), at(4.0, sample(400, 1.0)), at(6.0, epoch_end(1))][..]].concat();
+        assert_eq!(epoch_start_seconds(&short), None);
     }
 
     /// Release at 10.0, stop at 11.0. Iterations end at 10.3, 10.7, 11.1, 11.5 with 100 images

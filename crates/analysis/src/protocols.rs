@@ -61,6 +61,8 @@ pub(crate) fn validation(
             window_epoch_seconds: epoch.0,
             epoch_epoch_seconds: epoch.1,
             epoch_seconds_difference,
+            window_ci_rel: window.stats.throughput_ci_rel,
+            epoch_start_seconds: median(epochs.stats.per_job_epoch_start_seconds),
             within_goal,
         });
     }

@@ -25,6 +25,15 @@ fn within(v: Option<bool>) -> String {
     }
 }
 
+/// `MPS-limited 4g`: the mode, and the layout where it has one.
+fn mode_label(p: &ProtocolValidation) -> String {
+    if p.layout.is_empty() {
+        mode_name(p.mode).to_string()
+    } else {
+        format!("{} {}", mode_name(p.mode), p.layout)
+    }
+}
+
 /// The pairs in display order: experiment, jobs, mode (in the report's order), layout, data.
 pub(crate) fn pairs(results: &Results) -> Vec<&ProtocolValidation> {
     let mut ps: Vec<&ProtocolValidation> = results.protocol_validation.iter().collect();
@@ -54,11 +63,7 @@ pub(crate) fn validation(results: &Results) -> Option<Table> {
             vec![
                 Cell::text(p.experiment.to_string()),
                 Cell::text(p.label.clone()),
-                Cell::text(if p.layout.is_empty() {
-                    mode_name(p.mode).to_string()
-                } else {
-                    format!("{} {}", mode_name(p.mode), p.layout)
-                }),
+                Cell::text(mode_label(p)),
                 Cell::text(p.data.clone()),
                 Cell::text(format!("{} / {}", p.window_runs, p.epoch_runs)),
                 Cell::Value(p.window_ratio),
@@ -67,18 +72,18 @@ pub(crate) fn validation(results: &Results) -> Option<Table> {
                 Cell::Value(p.window_epoch_seconds),
                 Cell::Value(p.epoch_epoch_seconds),
                 Cell::text(difference(p.epoch_seconds_difference)),
+                Cell::Ci(p.window_ci_rel),
+                Cell::Value(p.epoch_start_seconds),
                 Cell::text(within(p.within_goal)),
             ]
         })
         .collect();
-    let outside: Vec<String> = ps
-        .iter()
-        .filter(|p| p.within_goal == Some(false))
-        .map(|p| format!("{} {}", p.label, mode_name(p.mode)))
-        .collect();
+    let outside: Vec<String> =
+        ps.iter().filter(|p| p.within_goal == Some(false)).map(|p| format!("{} {}", p.label, mode_label(p))).collect();
     let mut notes = vec![
         format!("Runs: repetitions with an aggregate ratio under `{window}` / under `{epochs}`. STP: the jobs' throughputs each over the same model alone on the whole GPU under the same protocol, summed (the median over repetitions)."),
         format!("Epoch time: the dataset's training images over a job's throughput, the median over jobs and repetitions: under `{window}` in its common window, under `{epochs}` from the jobs' epoch_end events (training seconds, validation left out) of every epoch after the first, which carries the start-up; collocated jobs' epochs need not coincide."),
+        format!("95% CI, {window}: the precision of the window's throughputs (below); a difference within it is noise of the window as much as a bias of the protocol. Epoch start, {epochs}: the seconds an epoch after the first loses at its start (the loader's workers restarting, their queues refilling), beyond its first interval's images at the rate of the epoch's other intervals, the median over jobs and repetitions: a window inside one epoch does not see it, so the window's epoch time is short by about this much."),
         format!("Difference: {window} / {epochs} − 1. Within {goal}: both differences within ±{goal}, the goal of the quick protocol; NO marks the workloads outside it."),
     ];
     notes.push(match outside.len() {
@@ -101,6 +106,8 @@ pub(crate) fn validation(results: &Results) -> Option<Table> {
             Column::number(&format!("Epoch time, {window}"), Quantity::Seconds),
             Column::number(&format!("Epoch time, {epochs}"), Quantity::Seconds),
             Column::text("Epoch time difference"),
+            Column::number(&format!("95% CI, {window}"), Quantity::HalfWidth),
+            Column::number(&format!("Epoch start, {epochs}"), Quantity::Seconds),
             Column::text(&format!("Within {goal}")),
         ],
         rows,
