@@ -45,6 +45,7 @@ where
             }
         })
         .collect();
+    let not_run = ps.iter().any(|p| stats(&p.window_id).is_none() || stats(&p.epochs_id).is_none());
     let (area, strip) = with_legend(body);
     let outside = ps.iter().filter(|p| p.within_goal == Some(false)).count();
     let panel = BarPanel {
@@ -62,14 +63,15 @@ where
         ref_line: Some(1.0),
     };
     draw_bar_panel(root, &area, &panel)?;
-    legend(
-        &strip,
-        &[
-            (first.window_protocol.clone(), WINDOW, Key::Bar),
-            (first.epoch_protocol.clone(), EPOCHS, Key::Bar),
-            ("one job alone = 1".into(), INK, Key::Dashed),
-            ("skipped or failed".into(), GREY, Key::Mark(Marker::Circle, false)),
-        ],
-    )?;
+    let mut entries = vec![
+        (first.window_protocol.clone(), WINDOW, Key::Bar),
+        (first.epoch_protocol.clone(), EPOCHS, Key::Bar),
+        ("one job alone = 1".into(), INK, Key::Dashed),
+    ];
+    // Only where a bar is missing.
+    if not_run {
+        entries.push(("skipped or failed".into(), GREY, Key::Mark(Marker::Circle, false)));
+    }
+    legend(&strip, &entries)?;
     Ok(None)
 }
