@@ -3,7 +3,7 @@
 //! quote from their traces, recomputed from the analysis the tables come from and compared
 //! at the README's printed precision.
 
-use colloc_analysis::{Results, Stats, WorkloadResult};
+use colloc_analysis::{ProtocolValidation, Results, Stats, WorkloadResult};
 use colloc_spec::Mode;
 
 fn results(campaign: &str) -> Results {
@@ -339,9 +339,7 @@ fn phrases_h200_epochs(r: &Results) -> Vec<String> {
         widest.epoch_ratio.expect("measured"),
         pct(widest.ratio_difference.expect("measured"))
     ));
-    let few: Vec<_> = pv.iter().filter(|p| p.n_jobs <= 2).collect();
-    let wait =
-        |p: &colloc_analysis::ProtocolValidation| 100.0 * median(workload(r, &p.window_id).stats.data_wait_share);
+    let wait = |p: &ProtocolValidation| 100.0 * median(workload(r, &p.window_id).stats.data_wait_share);
     let naive = |n: usize| pv.iter().find(|p| p.n_jobs == n && p.mode == Mode::Naive).expect("naive");
     out.push(format!(
         "waits for its 4 loader workers {}% of the time, two under `naive` {:.0}%, three {:.0}%",
@@ -351,9 +349,9 @@ fn phrases_h200_epochs(r: &Results) -> Vec<String> {
     ));
     out.push(format!(
         "is ±{}% for the 1- and 2-job workloads",
-        over(few.iter().map(|p| 100.0 * median(p.window_ci_rel)), 1)
+        over(pv.iter().filter(|p| p.n_jobs <= 2).map(|p| 100.0 * median(p.window_ci_rel)), 1)
     ));
-    let three = pv.iter().find(|p| p.n_jobs == 3 && p.mode == Mode::Naive).expect("3 × naive");
+    let three = naive(3);
     out.push(format!(
         "3 × resnet26 `naive` has an interval of ±{:.1}% and its STP differs by {}",
         100.0 * median(three.window_ci_rel),
@@ -374,7 +372,7 @@ fn phrases_h200_epochs(r: &Results) -> Vec<String> {
         stand_ins.iter().map(|p| p.layout.as_str()).collect::<Vec<_>>().join(", "),
         stand_ins.iter().map(|p| format!("{:.2}", p.window_ratio.expect("measured"))).collect::<Vec<_>>().join(" and ")
     ));
-    let tp = |p: &&colloc_analysis::ProtocolValidation| median(workload(r, &p.window_id).stats.aggregate_throughput);
+    let tp = |p: &&ProtocolValidation| median(workload(r, &p.window_id).stats.aggregate_throughput);
     out.push(format!(
         "while their own throughputs ({} img/s)",
         stand_ins.iter().map(|p| format!("{:.0}", tp(p))).collect::<Vec<_>>().join(" and ")

@@ -190,11 +190,8 @@ pub(crate) fn timeline(dir: &std::path::Path, w: Window) -> anyhow::Result<(Vec<
 /// one; collocated jobs are measured each over its own epochs, which need not coincide.
 fn epoch_throughputs(run: &RunData, jobs: &mut [JobRun], notes: &mut Vec<String>) {
     for (i, job) in jobs.iter_mut().enumerate() {
-        let epochs: Vec<(f64, f64)> = run
-            .events
-            .get(i)
-            .map(Vec::as_slice)
-            .unwrap_or(&[])
+        let events = run.events.get(i).map(Vec::as_slice).unwrap_or(&[]);
+        let epochs: Vec<(f64, f64)> = events
             .iter()
             .filter_map(|e| match e.body {
                 EventBody::EpochEnd { images, train_seconds, .. } if images > 0 && train_seconds > 0.0 => {
@@ -203,7 +200,7 @@ fn epoch_throughputs(run: &RunData, jobs: &mut [JobRun], notes: &mut Vec<String>
                 _ => None,
             })
             .collect();
-        job.epoch_start_seconds = epoch_start_seconds(run.events.get(i).map(Vec::as_slice).unwrap_or(&[]));
+        job.epoch_start_seconds = epoch_start_seconds(events);
         let steady = if epochs.len() >= 2 { &epochs[1..] } else { &epochs[..] };
         let (images, seconds) = steady.iter().fold((0.0, 0.0), |(a, b), (i, s)| (a + i, b + s));
         if images > 0.0 && seconds > 0.0 {

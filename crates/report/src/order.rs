@@ -20,6 +20,15 @@ pub(crate) fn mix_position(form: &WorkloadForm) -> Option<usize> {
 }
 
 /// Human names of modes.
+/// `MPS`, `MIG 1g×7`, `MPS-limited 1g×7`: the mode, and the layout where it has one.
+pub(crate) fn mode_layout(m: Mode, layout: &str) -> String {
+    if layout.is_empty() {
+        mode_name(m).to_string()
+    } else {
+        format!("{} {layout}", mode_name(m))
+    }
+}
+
 pub(crate) fn mode_name(m: Mode) -> &'static str {
     match m {
         Mode::Exclusive => "alone",

@@ -10,7 +10,7 @@ use super::lines::{draw_panels, Axes, Panel, Point, Series};
 use super::style::{Marker, PALETTE};
 use super::{legend, with_legend, Key};
 use crate::legend::timeline_label;
-use crate::order::{mode_name, mode_rank};
+use crate::order::{mode_layout, mode_rank};
 
 pub(super) const COLS: usize = 2;
 
@@ -67,7 +67,7 @@ where
     let panels: Vec<Panel> = ts
         .iter()
         .map(|t| Panel {
-            title: format!("{} {}", mode_name(t.mode), t.layout).trim().to_string(),
+            title: mode_layout(t.mode, &t.layout),
             series: metrics
                 .iter()
                 .map(|&i| Series {

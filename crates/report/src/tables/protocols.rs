@@ -5,7 +5,7 @@ use colloc_analysis::{ProtocolValidation, Results, PROTOCOL_GOAL};
 
 use super::{Cell, Column, Table};
 use crate::format::{Quantity, MISSING};
-use crate::order::{mode_name, MODES};
+use crate::order::{mode_layout, MODES};
 
 /// `+1.2%`: a relative difference.
 pub(crate) fn difference(d: Option<f64>) -> String {
@@ -22,15 +22,6 @@ fn within(v: Option<bool>) -> String {
         Some(true) => "yes".to_string(),
         Some(false) => "NO".to_string(),
         None => MISSING.to_string(),
-    }
-}
-
-/// `MPS-limited 4g`: the mode, and the layout where it has one.
-fn mode_label(p: &ProtocolValidation) -> String {
-    if p.layout.is_empty() {
-        mode_name(p.mode).to_string()
-    } else {
-        format!("{} {}", mode_name(p.mode), p.layout)
     }
 }
 
@@ -63,7 +54,7 @@ pub(crate) fn validation(results: &Results) -> Option<Table> {
             vec![
                 Cell::text(p.experiment.to_string()),
                 Cell::text(p.label.clone()),
-                Cell::text(mode_label(p)),
+                Cell::text(mode_layout(p.mode, &p.layout)),
                 Cell::text(p.data.clone()),
                 Cell::text(format!("{} / {}", p.window_runs, p.epoch_runs)),
                 Cell::Value(p.window_ratio),
@@ -78,8 +69,11 @@ pub(crate) fn validation(results: &Results) -> Option<Table> {
             ]
         })
         .collect();
-    let outside: Vec<String> =
-        ps.iter().filter(|p| p.within_goal == Some(false)).map(|p| format!("{} {}", p.label, mode_label(p))).collect();
+    let outside: Vec<String> = ps
+        .iter()
+        .filter(|p| p.within_goal == Some(false))
+        .map(|p| format!("{} {}", p.label, mode_layout(p.mode, &p.layout)))
+        .collect();
     let mut notes = vec![
         format!("Runs: repetitions with an aggregate ratio under `{window}` / under `{epochs}`. STP: the jobs' throughputs each over the same model alone on the whole GPU under the same protocol, summed (the median over repetitions)."),
         format!("Epoch time: the dataset's training images over a job's throughput, the median over jobs and repetitions: under `{window}` in its common window, under `{epochs}` from the jobs' epoch_end events (training seconds, validation left out) of every epoch after the first, which carries the start-up; collocated jobs' epochs need not coincide."),

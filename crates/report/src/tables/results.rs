@@ -8,7 +8,7 @@ use colloc_trace::meta::RunStatus;
 use super::{status_notes, Cell, Column, Marks, Table};
 use crate::format::{number_word, Quantity};
 use crate::legend::{mix_classes, mix_experiments, mix_jobs_and_slices, mix_sizes};
-use crate::order::{is_mix, mix_position, mode_name, workload_key, MODES};
+use crate::order::{is_mix, mix_position, mode_layout, mode_name, workload_key, MODES};
 
 pub(crate) fn baselines(results: &Results) -> Table {
     let mut bs: Vec<_> = results.baselines.iter().collect();
@@ -258,11 +258,7 @@ fn capitalised(s: &str) -> String {
 
 /// `MPS`, `MIG 1g×7`, `MPS-limited 1g×7`.
 pub(crate) fn mode_label(w: &WorkloadResult) -> String {
-    if w.layout.is_empty() {
-        mode_name(w.mode).to_string()
-    } else {
-        format!("{} {}", mode_name(w.mode), w.layout)
-    }
+    mode_layout(w.mode, &w.layout)
 }
 
 pub(crate) fn mixes(results: &Results) -> Table {
