@@ -3,7 +3,7 @@
 //! quote from their traces, recomputed from the analysis the tables come from and compared
 //! at the README's printed precision.
 
-use colloc_analysis::{ProtocolValidation, Results, Stats, WorkloadResult};
+use colloc_analysis::{ProtocolValidation, Results, RunResult, Stats, WorkloadResult};
 use colloc_spec::Mode;
 
 fn results(campaign: &str) -> Results {
@@ -315,13 +315,29 @@ fn phrases_h200_epochs(r: &Results) -> Vec<String> {
     let counted: Vec<_> = r.runs.iter().filter(|x| !x.superseded).collect();
     let planned = r.provenance.planned_runs.expect("the plan's runs");
     let made = planned - r.provenance.missing_runs.len();
-    out.push(format!(
-        "{} runs so far: {made} of the plan's {planned} and {} baselines",
-        counted.len(),
-        counted.len() - made
-    ));
+    out.push(format!("{} runs: {made} of the plan's {planned} and {} baselines", counted.len(), counted.len() - made));
     let ok_runs = counted.iter().filter(|x| x.status.as_str() == "ok").count();
     out.push(format!("All {ok_runs} are `ok`"));
+    let minutes = |epochs: Option<bool>| {
+        let of = |x: &&&RunResult| epochs.is_none_or(|e| x.workload_id.ends_with("~epochs") == e);
+        counted.iter().filter(of).map(|x| crate::appendix::run_seconds(x)).sum::<f64>() / 60.0
+    };
+    out.push(format!(
+        "The runs took {:.1} minutes of GPU time (start to end of each run): {:.1} under `quick` and {:.1} under `epochs`",
+        minutes(None),
+        minutes(Some(false)),
+        minutes(Some(true))
+    ));
+    let seconds = |epochs: bool| {
+        over(
+            counted
+                .iter()
+                .filter(|x| x.workload_id.ends_with("~epochs") == epochs)
+                .map(|x| crate::appendix::run_seconds(x)),
+            0,
+        )
+    };
+    out.push(format!("Under `quick` a run took {} s, under `epochs` {} s", seconds(false), seconds(true)));
 
     let pv = &r.protocol_validation;
     let within = pv.iter().filter(|p| p.within_goal == Some(true)).count();
@@ -351,12 +367,6 @@ fn phrases_h200_epochs(r: &Results) -> Vec<String> {
         "is ±{}% for the 1- and 2-job workloads",
         over(pv.iter().filter(|p| p.n_jobs <= 2).map(|p| 100.0 * median(p.window_ci_rel)), 1)
     ));
-    let three = naive(3);
-    out.push(format!(
-        "3 × resnet26 `naive` has an interval of ±{:.1}% and its STP differs by {}",
-        100.0 * median(three.window_ci_rel),
-        pct(three.ratio_difference.expect("measured"))
-    ));
     // The first host's two baseline repetitions under quick.
     let alone = |rep: u32| {
         let run = counted
@@ -381,11 +391,66 @@ fn phrases_h200_epochs(r: &Results) -> Vec<String> {
         "the same workloads read {}",
         stand_ins.iter().map(|p| format!("{:.2}", p.epoch_ratio.expect("measured"))).collect::<Vec<_>>().join(" and ")
     ));
+    let starts: Vec<f64> = pv.iter().filter_map(|p| p.epoch_start_seconds).collect();
+    let (lo, hi) = (
+        starts.iter().copied().fold(f64::INFINITY, f64::min),
+        starts.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    );
+    out.push(format!("An epoch after the first loses at most {hi:.1} s at its start"));
+    out.push(format!("from {lo:.1} to {hi:.1} s, the median per workload"));
+
+    // The workloads where the GPU or the host's cores are the limit: 3 and 7 jobs.
+    let crowded: Vec<&ProtocolValidation> = pv.iter().filter(|p| p.n_jobs >= 3).collect();
+    let signed = |v: Vec<f64>| {
+        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        format!("{} to {}", pct(lo), pct(hi))
+    };
     out.push(format!(
-        "An epoch after the first loses {} s at its start",
-        over(pv.iter().filter_map(|p| p.epoch_start_seconds), 1)
+        "The 3- and 7-job workloads wait for data {}% of the time",
+        over(crowded.iter().map(|p| wait(p)), 0)
     ));
+    out.push(format!(
+        "Their windows' 95% intervals are ±{}%, their epoch times differ by {} and their STPs by {}: all {} within the goal",
+        over(crowded.iter().map(|p| 100.0 * median(p.window_ci_rel)), 1),
+        signed(crowded.iter().map(|p| p.epoch_seconds_difference.expect("measured")).collect()),
+        signed(crowded.iter().map(|p| p.ratio_difference.expect("measured")).collect()),
+        crowded.iter().filter(|p| p.within_goal == Some(true)).count()
+    ));
+    let seven = naive(7);
+    out.push(format!(
+        "({} for `naive` against {})",
+        pct(seven.ratio_difference.expect("measured")),
+        pct(seven.epoch_seconds_difference.expect("measured"))
+    ));
+    let alone_of = |id: &str, rep: u32| {
+        let run = counted.iter().find(|x| x.workload_id == id && x.repetition == rep).expect("the baseline repetition");
+        run.jobs[0].throughput.expect("measured")
+    };
+    out.push(format!(
+        "on the third host it trained at {:.0} img/s under `quick` and at {:.0} under `epochs`",
+        alone_of("e33-resnet26-cifar10-x1-exclusive@gen", 4),
+        alone_of("e33-resnet26-cifar10-x1-exclusive@gen~epochs", 3)
+    ));
+    let second_epochs: Vec<f64> = counted
+        .iter()
+        .filter(|x| x.workload_id == seven.epochs_id)
+        .flat_map(|x| x.jobs.iter().filter_map(|j| j.epoch_seconds))
+        .collect();
+    out.push(format!("second epochs took {}–{} s", fmt1(&second_epochs, f64::min), fmt1(&second_epochs, f64::max)));
+    let cores = |n: usize| {
+        over(pv.iter().filter(|p| p.n_jobs == n).map(|p| median(workload(r, &p.window_id).stats.cpu_cores_total)), 1)
+    };
+    out.push(format!("One job keeps {} cores busy", cores(1)));
+    out.push(format!("three {}, seven {} (28 loader workers)", cores(3), cores(7)));
+    let stp = |n: usize| over(pv.iter().filter(|p| p.n_jobs == n).map(|p| p.window_ratio.expect("measured")), 1);
+    out.push(format!("an STP of {} for 7 jobs against {} for 3", stp(7), stp(3)));
     out
+}
+
+fn fmt1(v: &[f64], pick: fn(f64, f64) -> f64) -> String {
+    let first = *v.first().expect("a value");
+    format!("{:.1}", v.iter().copied().fold(first, pick))
 }
 
 /// Each phrase of `phrases` is in `data/<campaign>/README.md` (whose lines wrap).
