@@ -495,6 +495,7 @@ fn write_run(
         window_end_mono: (ran && opts.protocol_version >= 2).then_some(t0 + opts.window_seconds as f64),
         phases: None,
         added: None,
+        settled: None,
     };
     std::fs::write(run_dir.join(layout::META), serde_json::to_string_pretty(&meta)? + "\n")?;
     Ok(())

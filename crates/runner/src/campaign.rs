@@ -827,6 +827,10 @@ fn work(
     let mut sampler_cpu = 0.0;
     // Runs this GPU has started in this invocation.
     let mut made_here = 0usize;
+    // With `--settle`: the data this GPU has read in this invocation, and what the recorded
+    // runs say of the unrecorded runs made for it.
+    let mut warmed: BTreeSet<String> = BTreeSet::new();
+    let mut settled: Vec<String> = Vec::new();
     'units: loop {
         if shared.stop.load(Ordering::SeqCst) {
             break;
@@ -904,6 +908,19 @@ fn work(
                     break 'units;
                 }
             }
+            let new_data: Vec<String> = data_read(t.workload).into_iter().filter(|d| !warmed.contains(d)).collect();
+            if will_start && opts.settle && !new_data.is_empty() {
+                warmed.extend(new_data);
+                match settle(env, t, shared.started.elapsed())? {
+                    Settled::Made(text) => settled.push(text),
+                    Settled::NotMade(why) => env.progress.log(&why),
+                    Settled::Interrupted(text) => {
+                        shared.interrupted.store(true, Ordering::SeqCst);
+                        shared.stop_all(Stop::Other(text));
+                        break 'units;
+                    }
+                }
+            }
             made_here += 1;
             let n = shared.started_runs.fetch_add(1, Ordering::SeqCst) + 1;
             let req = Request {
@@ -914,6 +931,7 @@ fn work(
                 n,
                 total: shared.total.load(Ordering::SeqCst),
                 added: t.added.clone(),
+                settled: (!settled.is_empty()).then(|| settled.join("; ")),
             };
             let outcome = run::execute(env, &req).with_context(|| {
                 format!(
@@ -948,6 +966,112 @@ fn work(
         }
     }
     Ok(sampler_cpu)
+}
+
+/// What came of `--settle`'s unrecorded run.
+enum Settled {
+    /// Made: what each recorded run of this GPU says of it (`meta.json` → `settled`).
+    Made(String),
+    /// Not made (with the first run it could pass the time budget): why.
+    NotMade(String),
+    /// A stop signal arrived during it.
+    Interrupted(String),
+}
+
+/// A directory under the system's temporary directory, removed with what is in it when
+/// dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn create(name: &str) -> Result<Scratch> {
+        let path = std::env::temp_dir().join(name);
+        if path.exists() {
+            fs::remove_dir_all(&path).with_context(|| format!("cannot remove the stale {}", path.display()))?;
+        }
+        fs::create_dir_all(&path).with_context(|| format!("cannot create {}", path.display()))?;
+        Ok(Scratch(path))
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The data a workload's jobs read: `synthetic`, or each data set read from files.
+fn data_read(w: &colloc_plan::PlannedWorkload) -> BTreeSet<String> {
+    w.jobs
+        .iter()
+        .map(|j| match j.data.source {
+            colloc_trace::jobfile::DataSource::Synthetic => "synthetic".to_string(),
+            source => format!("{source:?} {} ({} of its images)", j.data.name, j.data.fraction),
+        })
+        .collect()
+}
+
+/// `--settle`: makes run `t` once unrecorded, in a scratch directory removed after, before
+/// this GPU's first run in the invocation on data it has not read yet in it, so that the
+/// recorded runs do not meet a freshly started host's cold caches (the data set's pages,
+/// the libraries, the GPU's first kernels); the first run on such a host can be 14-20%
+/// slower where the data loaders are the limit. Its time counts in the time budget: it is
+/// made only when it and `t` fit.
+fn settle(env: &Env, t: &Todo, used: Duration) -> Result<Settled> {
+    if let Some(why) = past_budget(env.opts, used, 2.0 * t.workload.estimated_seconds) {
+        return Ok(Settled::NotMade(format!("not settling first: {} made twice {why}", t.run_id)));
+    }
+    let scratch = Scratch::create(&format!("colloc-settle-{}-gpu{}", std::process::id(), env.backend.index()))?;
+    env.progress.log(&format!("settling: {} once unrecorded first (--settle)", t.run_id));
+    let quiet = Progress::new(crate::options::ProgressMode::Quiet, 1, t.workload.estimated_seconds);
+    let scratch_env = Env {
+        plan: env.plan,
+        opts: env.opts,
+        backend: env.backend,
+        campaign_dir: scratch.path(),
+        campaign: env.campaign,
+        progress: &quiet,
+        leftovers: env.leftovers,
+        mps_dirs: env.mps_dirs,
+        host: env.host,
+        software: env.software,
+        job_command: env.job_command.clone(),
+        preloaded: env.preloaded,
+    };
+    let req = Request {
+        workload: t.workload,
+        repetition: t.repetition,
+        attempt: t.attempt,
+        run_id: t.run_id.clone(),
+        n: 1,
+        total: 1,
+        added: None,
+        settled: None,
+    };
+    let began = std::time::Instant::now();
+    let outcome = run::execute(&scratch_env, &req).with_context(|| format!("settling with {}", t.run_id))?;
+    let seconds = began.elapsed().as_secs_f64();
+    match outcome {
+        Outcome::Finished { status, reason, fatal, .. } => {
+            if let Some(f) = fatal {
+                bail!("settling with {}: {f}", t.run_id);
+            }
+            let why = reason.map(|r| format!(": {r}")).unwrap_or_default();
+            let text = format!("{} made once unrecorded first ({}{why}, {seconds:.1} s)", t.run_id, status.as_str());
+            env.progress.log(&format!("settled: {text}"));
+            Ok(Settled::Made(text))
+        }
+        Outcome::Interrupted { teardown_error, .. } => {
+            let mut text = format!("{} while settling with {}", interrupt_text(), t.run_id);
+            if let Some(e) = teardown_error {
+                text.push_str(&format!("; teardown failed: {e}"));
+            }
+            Ok(Settled::Interrupted(text))
+        }
+    }
 }
 
 /// With a time budget: why work estimated at `estimated` seconds is not begun after `used`,

@@ -111,6 +111,12 @@ pub struct RunArgs {
     /// the campaign only has from other hosts.
     #[arg(long)]
     pub no_host_baselines: bool,
+    /// Before this GPU's first run of the invocation, make that run once unrecorded (in a
+    /// scratch directory, removed after; its time counts in --time-budget): the first run
+    /// on a freshly started host can be 14-20% slower where the data loaders are the limit.
+    /// Each recorded run says so in its meta.json (`settled`).
+    #[arg(long)]
+    pub settle: bool,
     /// Add runs to a campaign made by another version of the runner or the training program
     /// (refused otherwise; the refusal says what differs).
     #[arg(long)]
@@ -219,6 +225,7 @@ impl RunArgs {
         o.progress = self.progress;
         o.preload = self.preload;
         o.host_baselines = !self.no_host_baselines;
+        o.settle = self.settle;
         o.allow_mixed_versions = self.allow_mixed_versions;
         o.strict_env = self.strict_env;
         if let Some(s) = self.time_budget {

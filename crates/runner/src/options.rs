@@ -79,6 +79,11 @@ pub struct RunOptions {
     /// typed GRES, which the tasks do not request).
     #[serde(default)]
     pub in_slurm_task: bool,
+    /// Before each GPU's first run of the invocation, make that run once unrecorded (in a
+    /// scratch directory, removed after), so the recorded runs do not meet a freshly
+    /// started host's cold caches.
+    #[serde(default)]
+    pub settle: bool,
 }
 
 /// The GPUs of a campaign run on several GPUs of one host.
@@ -212,6 +217,7 @@ impl RunOptions {
             slurm: None,
             gpu_model: None,
             in_slurm_task: false,
+            settle: false,
         }
     }
 

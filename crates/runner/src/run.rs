@@ -58,6 +58,8 @@ pub struct Request<'a> {
     pub total: usize,
     /// Why the runner added this run beyond the plan's repetitions.
     pub added: Option<String>,
+    /// With `--settle`: the unrecorded run this GPU made first (`meta.json` → `settled`).
+    pub settled: Option<String>,
 }
 
 #[derive(Debug)]
@@ -166,6 +168,7 @@ impl Env<'_> {
             window_end_mono: None,
             phases: None,
             added: req.added.clone(),
+            settled: req.settled.clone(),
         }
     }
 

@@ -792,6 +792,73 @@ fn a_time_budget_stops_before_a_run_that_would_pass_it() {
     assert!(s.stopped.is_none());
 }
 
+/// `--settle` makes the first run on each data the invocation reads once more before it,
+/// unrecorded: the campaign holds the planned runs only, each says what settled it, and the
+/// scratch directory is gone; with a time budget that fits the first run but not twice it,
+/// the runs are made unsettled.
+#[test]
+fn settle_makes_the_first_run_on_new_data_once_unrecorded_before_it() {
+    let d = tempfile::tempdir().unwrap();
+    let mut alone = workload("wl-settle-exclusive", Mode::Exclusive, vec![job("resnet26")]);
+    alone.repetitions = 1;
+    alone.estimated_seconds = 10.0;
+    let mut pair = workload("wl-settle-naive", Mode::Naive, vec![job("resnet26"), job("resnet26")]);
+    pair.repetitions = 1;
+    pair.estimated_seconds = 10.0;
+    let mut on_files = job("resnet26");
+    on_files.data.source = colloc_trace::jobfile::DataSource::Generated;
+    let mut files = workload("wl-settle-files-naive", Mode::Naive, vec![on_files.clone(), on_files]);
+    files.repetitions = 1;
+    files.estimated_seconds = 10.0;
+    let p = plan(vec![alone, pair, files]);
+    let mut o = sim_options(d.path());
+    o.settle = true;
+    let s = run_campaign(&p, &o).unwrap();
+    let made: Vec<&str> = s.runs.iter().map(|r| r.run_id.as_str()).collect();
+    assert_eq!(made, ["wl-settle-exclusive.r1", "wl-settle-naive.r1", "wl-settle-files-naive.r1"], "{}", s.render());
+    assert_eq!(s.count(RunStatus::Ok), 3, "{}", s.render());
+    let mut dirs: Vec<String> = std::fs::read_dir(d.path().join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    dirs.sort();
+    let mut planned = made.clone();
+    planned.sort();
+    assert_eq!(dirs, planned, "the settling runs left nothing in the campaign");
+    let (ok, text) = sha256sum_check(d.path());
+    assert!(ok, "{text}");
+    let first = "wl-settle-exclusive.r1 made once unrecorded first (ok, ";
+    for id in &made[..2] {
+        let settled = meta(d.path(), id).settled.unwrap_or_else(|| panic!("{id}: no `settled`"));
+        assert!(settled.starts_with(first) && !settled.contains(';'), "{id}: {settled}");
+    }
+    // The first run on files is settled again: synthetic data warmed none of its caches.
+    let settled = meta(d.path(), made[2]).settled.unwrap();
+    let (a, b) = settled.split_once("; ").expect("two settling runs");
+    assert!(
+        a.starts_with(first) && b.starts_with("wl-settle-files-naive.r1 made once unrecorded first (ok, "),
+        "{settled}"
+    );
+    let scratch = std::env::temp_dir().join(format!("colloc-settle-{}-gpu0", std::process::id()));
+    assert!(!scratch.exists(), "{} is left", scratch.display());
+
+    // A budget the first run fits (10 s × 1.25) but not twice: made without settling.
+    let d = tempfile::tempdir().unwrap();
+    let mut o = sim_options(d.path());
+    o.settle = true;
+    o.only = vec!["wl-settle-exclusive".into()];
+    o.time_budget = Some(Duration::from_secs(20));
+    let s = run_campaign(&p, &o).unwrap();
+    assert_eq!(s.count(RunStatus::Ok), 1, "{}", s.render());
+    assert_eq!(meta(d.path(), "wl-settle-exclusive.r1").settled, None);
+
+    // Without --settle nothing says so.
+    let d = tempfile::tempdir().unwrap();
+    let s = run_campaign(&p, &sim_options(d.path())).unwrap();
+    assert_eq!(s.count(RunStatus::Ok), 3, "{}", s.render());
+    assert!(made.iter().all(|id| meta(d.path(), id).settled.is_none()));
+}
+
 /// `--time-budget` keeps a workload's repetitions, and its twin under a part's own
 /// protocol, on one host: such a unit starts only when all of it fits; a unit that comes
 /// first in an invocation is still made run by run.

@@ -116,6 +116,11 @@ pub struct RunMeta {
     /// campaign has runs of it from other hosts only; absent for selected runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub added: Option<String>,
+    /// With `--settle`: the unrecorded run this GPU made first in the invocation, so that
+    /// this run does not meet a freshly started host's cold caches (its run id, status and
+    /// seconds); absent when the invocation did not settle.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settled: Option<String>,
 }
 
 impl RunMeta {
