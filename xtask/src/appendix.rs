@@ -72,6 +72,9 @@ pub struct Inputs<'a> {
     pub traces: &'a Path,
     pub results: &'a Results,
     pub claims: &'a [ClaimOutcome],
+    /// artifact.yaml's `validation_campaign` with its analysed results, when the analysed
+    /// campaign is the shipped one.
+    pub validation: Option<(&'a str, &'a Results)>,
 }
 
 pub fn render(i: &Inputs) -> Result<String> {
@@ -153,12 +156,15 @@ pub fn render(i: &Inputs) -> Result<String> {
     writeln!(w, "| campaign | GPU | workloads | runs | estimated GPU time | measured |")?;
     writeln!(w, "|---|---|---:|---:|---:|---:|")?;
     for (name, pl) in i.plans {
-        let measured = if name == i.campaign {
-            let ids: BTreeSet<&str> = pl.workloads.iter().map(|w| w.id.as_str()).collect();
-            let (n, secs) = measured_seconds(r, &ids);
-            format!("{} ({n} runs)", crate::run::duration(secs))
-        } else {
-            "—".into()
+        let measured_in =
+            if name == i.campaign { Some(r) } else { i.validation.filter(|(v, _)| v == name).map(|(_, vr)| vr) };
+        let measured = match measured_in {
+            Some(mr) => {
+                let ids: BTreeSet<&str> = pl.workloads.iter().map(|w| w.id.as_str()).collect();
+                let (n, secs) = measured_seconds(mr, &ids);
+                format!("{} ({n} runs)", crate::run::duration(secs))
+            }
+            None => "—".into(),
         };
         writeln!(
             w,
@@ -252,7 +258,32 @@ pub fn render(i: &Inputs) -> Result<String> {
         )?;
     }
 
-    writeln!(w, "## A.4 How to compare\n")?;
+    if let Some((vname, vr)) = i.validation {
+        let pv = &vr.protocol_validation;
+        let within = pv.iter().filter(|p| p.within_goal == Some(true)).count();
+        let outside: Vec<String> = pv
+            .iter()
+            .filter(|p| p.within_goal == Some(false))
+            .map(|p| {
+                let what = [p.label.as_str(), p.mode.as_str(), p.layout.as_str()];
+                let what: Vec<&str> = what.into_iter().filter(|s| !s.is_empty()).collect();
+                format!("{} ({:+.1}% in STP)", what.join(" "), 100.0 * p.ratio_difference.unwrap_or(0.0))
+            })
+            .collect();
+        writeln!(w, "## A.4 The quick protocol against whole epochs\n")?;
+        writeln!(
+            w,
+            "Campaign `{vname}` ({} runs) measured {} workloads under a window protocol and again under whole epochs in the same invocations: {within} of them are within ±{:.0}% in both the aggregate ratio (STP) and the per-job epoch time{}. The table `{}/protocol_validation.md` and the figure `{}/protocol_validation.png` are made from its traces (`data/{vname}/`, verified like the shipped ones); its README says why the others differ.\n",
+            vr.runs.len(),
+            pv.len(),
+            100.0 * colloc_analysis::PROTOCOL_GOAL,
+            if outside.is_empty() { String::new() } else { format!("; outside: {}", outside.join(", ")) },
+            a.outputs.tables,
+            a.outputs.figures
+        )?;
+    }
+    let compare = if i.validation.is_some() { "A.5" } else { "A.4" };
+    writeln!(w, "## {compare} How to compare\n")?;
     writeln!(w, "Run a subset or all of a campaign on a GPU host (`cargo xtask run --campaign {0}`, or `--claim Cn` for one claim's workloads) into a directory, then `cargo xtask compare data/{0} DIR`: both directories are verified and analysed, every workload measured in both is compared within its tolerance, and the claims' grades are shown side by side (`compare.md`, `compare.csv`; exit 0 when all agree, 1 when something differs, 2 on an error). `cargo xtask reproduce --traces DIR` regenerates every output from the new traces.", i.campaign)?;
     Ok(s)
 }

@@ -172,6 +172,27 @@ pub fn reproduce_traces(
     let t1 = Instant::now();
     let mut outputs =
         colloc_report::outputs(&Inputs { results: &results, claims: &claims, gpus: &gpus, paper_gpu }, &layout)?;
+    // The shipped campaign's outputs also carry the validation campaign's protocol
+    // validation (its traces verified like the shipped ones).
+    let validation = match &artifact.validation_campaign {
+        Some(v) if name == artifact.shipped_campaign.value => {
+            let vname = v.value.as_str();
+            let vdir = crate::campaign_dir(artifact, root, vname);
+            if !vdir.is_dir() {
+                bail!("validation campaign {vname}: no traces at {}", vdir.display());
+            }
+            if !results.protocol_validation.is_empty() {
+                bail!("campaign {name} has a protocol validation of its own; artifact.yaml's validation_campaign {vname} would replace it");
+            }
+            let vplan =
+                colloc_plan::plan_project_campaign(&project, vname, None).map_err(|d| anyhow::anyhow!("{d}"))?;
+            let vresults = colloc_analysis::analyse(&vdir, Some(&vplan))
+                .map_err(|e| anyhow::anyhow!("validation campaign {vname}: {e:#}"))?;
+            outputs.extend(colloc_report::validation_outputs(&vresults, &layout)?);
+            Some((vname, vresults))
+        }
+        _ => None,
+    };
     // The artifact appendix, beside the other outputs: every campaign's plan for its times.
     let mut plans = Vec::new();
     for c in &artifact.campaigns {
@@ -188,6 +209,7 @@ pub fn reproduce_traces(
         traces: &dir,
         results: &results,
         claims: &claims,
+        validation: validation.as_ref().map(|(n, r)| (*n, r)),
     })?;
     outputs.push(colloc_report::Output { path: crate::appendix::PATH.to_string(), bytes: appendix.into_bytes() });
     outputs.sort_by(|a, b| a.path.cmp(&b.path));

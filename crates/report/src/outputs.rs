@@ -93,6 +93,27 @@ pub fn outputs(inputs: &Inputs, layout: &Layout) -> Result<Vec<Output>> {
     Ok(out)
 }
 
+/// The protocol validation of another campaign (`validation`: the same workloads under a
+/// window protocol and under whole epochs), its table and figure, to go beside the outputs
+/// of a campaign without one; empty when `validation` has no pairs.
+pub fn validation_outputs(validation: &Results, layout: &Layout) -> Result<Vec<Output>> {
+    let mut out = Vec::new();
+    if let Some(t) = tables::protocols::validation(validation) {
+        for (name, text) in tables::render(&t) {
+            out.push(Output { path: format!("{}/{name}", layout.tables), bytes: text.into_bytes() });
+        }
+    }
+    if !validation.protocol_validation.is_empty() {
+        let f = figures::Figure::ProtocolValidation;
+        let svg = f.svg(validation).with_context(|| format!("figure {}", f.id()))?;
+        out.push(Output { path: format!("{}/{}.svg", layout.figures, f.id()), bytes: svg.into_bytes() });
+        let png = png_bytes(f, validation).with_context(|| format!("figure {}", f.id()))?;
+        out.push(Output { path: format!("{}/{}.png", layout.figures, f.id()), bytes: png });
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
+}
+
 fn png_bytes(f: figures::Figure, r: &Results) -> Result<Vec<u8>> {
     let (w, h, rgb) = f.rgb(r)?;
     figures::encode_png(w, h, &rgb)

@@ -27,6 +27,12 @@ pub struct Artifact {
     /// The campaign whose traces `cargo xtask reproduce` analyses by default.
     #[schemars(with = "String")]
     pub shipped_campaign: Spanned<String>,
+    /// A campaign with the headline workloads under a window protocol and under whole
+    /// epochs: `cargo xtask reproduce` adds its protocol validation (table and figure) to the
+    /// shipped campaign's outputs.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub validation_campaign: Option<Spanned<String>>,
     pub campaigns: Vec<CampaignDecl>,
     pub datasets: Vec<DatasetInfo>,
     pub outputs: Outputs,
@@ -313,6 +319,13 @@ pub(crate) fn check(
     }
     if !names.contains(&a.shipped_campaign.value) {
         diags.push(d(&a.shipped_campaign, format!("`{}` is not a campaign of this file", a.shipped_campaign.value)));
+    }
+    if let Some(v) = &a.validation_campaign {
+        if !names.contains(&v.value) {
+            diags.push(d(v, format!("validation_campaign `{}` is not a campaign of this file", v.value)));
+        } else if v.value == a.shipped_campaign.value {
+            diags.push(d(v, format!("validation_campaign `{}` is the shipped campaign: name another one", v.value)));
+        }
     }
     diags.dedup();
     diags

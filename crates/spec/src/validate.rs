@@ -12,6 +12,7 @@ use crate::{Diagnostic, Diagnostics};
 pub fn check(root: &Path, files: &[PathBuf]) -> Result<String, Diagnostics> {
     let mut specs = Vec::new();
     let mut diags = Vec::new();
+    let mut artifacts = Vec::new();
     let mut checked = 0;
     for f in files {
         let f =
@@ -26,7 +27,8 @@ pub fn check(root: &Path, files: &[PathBuf]) -> Result<String, Diagnostics> {
         } else if f.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("artifact")) {
             let text = std::fs::read_to_string(&f).unwrap_or_default();
             match parse_yaml::<crate::artifact::Artifact>(&shown(root, &f), &text) {
-                Ok(a) => diags.extend(crate::claims::diagnose(&a.claims, &shown(root, &f), &text)),
+                // Checked against the project's specs and GPU tables once they are loaded.
+                Ok(a) => artifacts.push((shown(root, &f), text, a)),
                 Err(d) => diags.push(d),
             }
             checked += 1;
@@ -34,7 +36,14 @@ pub fn check(root: &Path, files: &[PathBuf]) -> Result<String, Diagnostics> {
             specs.push(f);
         }
     }
-    match load_project_with(root, &specs) {
+    let loaded = load_project_with(root, &specs);
+    for (path, text, a) in artifacts {
+        diags.extend(match &loaded {
+            Ok(p) => crate::artifact::check(&p.spec, &p.gpus, &a, &(path, text)),
+            Err(_) => crate::claims::diagnose(&a.claims, &path, &text),
+        });
+    }
+    match loaded {
         Ok(p) => {
             if !diags.is_empty() {
                 return Err(Diagnostics(diags));

@@ -87,7 +87,7 @@ pub(crate) fn validation(results: &Results) -> Option<Table> {
     Some(Table {
         id: "protocol_validation",
         title: format!("Protocol validation: {window} against whole epochs ({epochs})"),
-        caption: format!("Each workload under the `{window}` protocol's common window and under `{epochs}` (whole epochs), in the same campaign on the same host: aggregate ratio (STP) and per-job epoch time under each, and their difference."),
+        caption: format!("Each workload under the `{window}` protocol's common window and under `{epochs}` (whole epochs), in the same campaign (`{}`) on the same host: aggregate ratio (STP) and per-job epoch time under each, and their difference.", results.provenance.campaign),
         columns: vec![
             Column::text("Exp."),
             Column::text("Workload"),
