@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 const SHIPPED: &str = "h200";
+/// artifact.yaml's `validation_campaign`, whose protocol validation the shipped outputs carry.
+const VALIDATION: &str = "h200-epochs";
 
 fn smoke(project: &Path, extra: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_xtask"))
@@ -19,8 +21,8 @@ fn smoke(project: &Path, extra: &[&str]) -> Output {
 
 /// What smoke reads of the project: the specs, the shipped traces, the committed outputs.
 fn copy_of_project(tmp: &Path) -> PathBuf {
-    let shipped = format!("data/{SHIPPED}");
-    common::copy_of_project(tmp, &["experiments", "figures", "paper", "workloads", &shipped])
+    let (shipped, validation) = (format!("data/{SHIPPED}"), format!("data/{VALIDATION}"));
+    common::copy_of_project(tmp, &["experiments", "figures", "paper", "workloads", &shipped, &validation])
 }
 
 /// A shipped run whose throughput feeds the tables: job 0's images halved; with
@@ -59,8 +61,9 @@ fn smoke_passes_in_a_copy_of_the_project() {
     assert!(made.join(format!("sim-{SHIPPED}/SHA256SUMS")).is_file());
     assert!(made.join("outputs/paper/report.html").is_file());
     assert!(made.join("compare/compare.md").is_file());
-    let data: Vec<_> = std::fs::read_dir(project.join("data")).unwrap().map(|e| e.unwrap().file_name()).collect();
-    assert_eq!(data, vec![std::ffi::OsString::from(SHIPPED)]);
+    let mut data: Vec<_> = std::fs::read_dir(project.join("data")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    data.sort();
+    assert_eq!(data, [SHIPPED, VALIDATION].map(std::ffi::OsString::from));
     // The committed outputs untouched: a second smoke finds them up to date again.
     let again = smoke(&project, &[]);
     assert_eq!(again.status.code(), Some(0), "{}", String::from_utf8_lossy(&again.stdout));
