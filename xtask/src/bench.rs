@@ -164,7 +164,7 @@ pub fn child_main(a: ChildArgs) -> Result<ExitCode> {
         report: artifact.outputs.report.clone(),
     };
     let outputs = colloc_report::outputs(
-        &colloc_report::Inputs { results: &results, claims: &claims, gpus: &gpus, paper_gpu },
+        &colloc_report::Inputs { results: &results, claims: &claims, gpus: &gpus, paper_gpu, validation: None },
         &layout,
     )?;
     let render_s = t1.elapsed().as_secs_f64();

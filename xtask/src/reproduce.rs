@@ -153,6 +153,26 @@ pub fn reproduce_traces(
         false => None,
     };
     let results = colloc_analysis::analyse(&dir, plan.as_ref())?;
+    // The shipped campaign's outputs also carry the validation campaign's protocol
+    // validation (its traces verified like the shipped ones).
+    let validation = match &artifact.validation_campaign {
+        Some(v) if name == artifact.shipped_campaign.value => {
+            let vname = v.value.as_str();
+            let vdir = crate::campaign_dir(artifact, root, vname);
+            if !vdir.is_dir() {
+                bail!("validation campaign {vname}: no traces at {}", vdir.display());
+            }
+            if !results.protocol_validation.is_empty() {
+                bail!("campaign {name} has a protocol validation of its own; artifact.yaml's validation_campaign {vname} would replace it");
+            }
+            let vplan =
+                colloc_plan::plan_project_campaign(&project, vname, None).map_err(|d| anyhow::anyhow!("{d}"))?;
+            let vresults = colloc_analysis::analyse(&vdir, Some(&vplan))
+                .map_err(|e| anyhow::anyhow!("validation campaign {vname}: {e:#}"))?;
+            Some((vname, vresults))
+        }
+        _ => None,
+    };
     let t_analyse = t0.elapsed();
 
     let claims = evaluate(&results, &artifact.claims)?;
@@ -170,29 +190,16 @@ pub fn reproduce_traces(
         report: artifact.outputs.report.clone(),
     };
     let t1 = Instant::now();
-    let mut outputs =
-        colloc_report::outputs(&Inputs { results: &results, claims: &claims, gpus: &gpus, paper_gpu }, &layout)?;
-    // The shipped campaign's outputs also carry the validation campaign's protocol
-    // validation (its traces verified like the shipped ones).
-    let validation = match &artifact.validation_campaign {
-        Some(v) if name == artifact.shipped_campaign.value => {
-            let vname = v.value.as_str();
-            let vdir = crate::campaign_dir(artifact, root, vname);
-            if !vdir.is_dir() {
-                bail!("validation campaign {vname}: no traces at {}", vdir.display());
-            }
-            if !results.protocol_validation.is_empty() {
-                bail!("campaign {name} has a protocol validation of its own; artifact.yaml's validation_campaign {vname} would replace it");
-            }
-            let vplan =
-                colloc_plan::plan_project_campaign(&project, vname, None).map_err(|d| anyhow::anyhow!("{d}"))?;
-            let vresults = colloc_analysis::analyse(&vdir, Some(&vplan))
-                .map_err(|e| anyhow::anyhow!("validation campaign {vname}: {e:#}"))?;
-            outputs.extend(colloc_report::validation_outputs(&vresults, &layout)?);
-            Some((vname, vresults))
-        }
-        _ => None,
-    };
+    let mut outputs = colloc_report::outputs(
+        &Inputs {
+            results: &results,
+            claims: &claims,
+            gpus: &gpus,
+            paper_gpu,
+            validation: validation.as_ref().map(|(_, v)| v),
+        },
+        &layout,
+    )?;
     // The artifact appendix, beside the other outputs: every campaign's plan for its times.
     let mut plans = Vec::new();
     for c in &artifact.campaigns {
@@ -222,9 +229,10 @@ pub fn reproduce_traces(
     };
     let t_write = t2.elapsed();
     let timing = format!(
-        "timing: verify + analyse {:.2} s ({} runs), render {:.2} s ({} files), {} {:.2} s",
+        "timing: verify + analyse {:.2} s ({} runs{}), render {:.2} s ({} files), {} {:.2} s",
         t_analyse.as_secs_f64(),
         results.runs.len(),
+        validation.as_ref().map_or(String::new(), |(n, v)| format!(", and {} of {n}", v.runs.len())),
         t_render.as_secs_f64(),
         outputs.len(),
         if check { "compare" } else { "write" },
@@ -261,6 +269,30 @@ mod tests {
         );
         let o = super::reproduce(&root, None, true, None).unwrap();
         assert!(o.changes.is_empty(), "outputs are stale; run `cargo xtask reproduce`:\n{}", o.changes.join("\n"));
+    }
+
+    /// The shipped campaign's outputs carry the protocol validation of artifact.yaml's
+    /// `validation_campaign`: its table (naming that campaign), its figure, both in the
+    /// report; another campaign's outputs do not.
+    #[test]
+    fn the_shipped_outputs_carry_the_validation_campaigns_protocol_validation() {
+        let root = crate::project_root();
+        let d = tempfile::tempdir().unwrap();
+        let o = super::reproduce(&root, None, false, Some(d.path())).unwrap();
+        let v = o.project.artifact.validation_campaign.as_ref().expect("artifact.yaml names one").value.clone();
+        let md = std::fs::read_to_string(d.path().join("paper/tables/protocol_validation.md")).unwrap();
+        assert!(md.contains(&format!("in the same campaign (`{v}`)")), "{md}");
+        let svg = std::fs::read_to_string(d.path().join("figures/protocol_validation.svg")).unwrap();
+        assert!(svg.contains(&v), "the figure names its campaign");
+        let html = std::fs::read_to_string(d.path().join("paper/report.html")).unwrap();
+        assert!(html.contains("id=\"figure-protocol_validation\"") && html.contains("id=\"table-protocol_validation\""));
+        let appendix = std::fs::read_to_string(d.path().join(crate::appendix::PATH)).unwrap();
+        assert!(appendix.contains(&format!("## A.4 The quick protocol against whole epochs\n\nCampaign `{v}`")), "{appendix}");
+
+        let other = tempfile::tempdir().unwrap();
+        super::reproduce(&root, Some("h200-quick"), false, Some(other.path())).unwrap();
+        assert!(!other.path().join("paper/tables/protocol_validation.md").exists());
+        assert!(!other.path().join("figures/protocol_validation.svg").exists());
     }
 
     fn copy_dir(from: &std::path::Path, to: &std::path::Path) {

@@ -34,5 +34,5 @@ pub use crate::{
         compare::{png as compare_png, svg as compare_svg},
         Figure, ALL as FIGURES,
     },
-    outputs::{outputs, stale, validation_outputs, write, Inputs, Layout, Output},
+    outputs::{outputs, stale, write, Inputs, Layout, Output},
 };

@@ -17,6 +17,10 @@ pub struct Inputs<'a> {
     /// The GPU of the paper's experiment (artifact.yaml: the `paper` campaign's `gpu`), when
     /// its table is known.
     pub paper_gpu: Option<&'a GpuTable>,
+    /// Another campaign's results whose protocol validation (the same workloads under a
+    /// window protocol and under whole epochs) goes beside these outputs, as its table, its
+    /// figure and their place in the report; ignored when `results` has one of its own.
+    pub validation: Option<&'a Results>,
 }
 
 /// Where outputs go, relative to the project root (`artifact.yaml` → `outputs`).
@@ -63,7 +67,13 @@ fn all_tables(inputs: &Inputs) -> Vec<tables::Table> {
         tables::results::utilisation(r),
     ];
     all.extend(tables::protocols::validation(r));
+    all.extend(validation(inputs).and_then(tables::protocols::validation));
     all
+}
+
+/// [`Inputs::validation`] when it is used: `results` has no protocol validation of its own.
+fn validation<'a>(inputs: &Inputs<'a>) -> Option<&'a Results> {
+    inputs.validation.filter(|v| inputs.results.protocol_validation.is_empty() && !v.protocol_validation.is_empty())
 }
 
 /// Every output file, sorted by path.
@@ -80,36 +90,17 @@ pub fn outputs(inputs: &Inputs, layout: &Layout) -> Result<Vec<Output>> {
         }
     }
     let mut svgs = Vec::new();
-    for f in figures::for_results(r) {
-        let svg = f.svg(r).with_context(|| format!("figure {}", f.id()))?;
-        let png = png_bytes(f, r).with_context(|| format!("figure {}", f.id()))?;
+    let own = figures::for_results(r).into_iter().map(|f| (f, r));
+    let other = validation(inputs).map(|v| (figures::Figure::ProtocolValidation, v));
+    for (f, from) in own.chain(other) {
+        let svg = f.svg(from).with_context(|| format!("figure {}", f.id()))?;
+        let png = png_bytes(f, from).with_context(|| format!("figure {}", f.id()))?;
         push(format!("{}/{}.svg", layout.figures, f.id()), svg.clone().into_bytes());
         push(format!("{}/{}.png", layout.figures, f.id()), png);
         svgs.push((f, svg));
     }
     push(layout.claims.clone(), claims::markdown(r, inputs.claims).into_bytes());
     push(layout.report.clone(), html::report(r, &svgs, &tables, &claims_table, &layout.claims).into_bytes());
-    out.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(out)
-}
-
-/// The protocol validation of another campaign (`validation`: the same workloads under a
-/// window protocol and under whole epochs), its table and figure, to go beside the outputs
-/// of a campaign without one; empty when `validation` has no pairs.
-pub fn validation_outputs(validation: &Results, layout: &Layout) -> Result<Vec<Output>> {
-    let mut out = Vec::new();
-    if let Some(t) = tables::protocols::validation(validation) {
-        for (name, text) in tables::render(&t) {
-            out.push(Output { path: format!("{}/{name}", layout.tables), bytes: text.into_bytes() });
-        }
-    }
-    if !validation.protocol_validation.is_empty() {
-        let f = figures::Figure::ProtocolValidation;
-        let svg = f.svg(validation).with_context(|| format!("figure {}", f.id()))?;
-        out.push(Output { path: format!("{}/{}.svg", layout.figures, f.id()), bytes: svg.into_bytes() });
-        let png = png_bytes(f, validation).with_context(|| format!("figure {}", f.id()))?;
-        out.push(Output { path: format!("{}/{}.png", layout.figures, f.id()), bytes: png });
-    }
     out.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(out)
 }

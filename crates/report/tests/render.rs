@@ -42,7 +42,7 @@ fn paper_gpu_key() -> String {
 fn render(r: &Results, c: &[ClaimOutcome], g: &[GpuTable]) -> Vec<Output> {
     let key = paper_gpu_key();
     let paper_gpu = g.iter().find(|t| t.key == key);
-    outputs(&Inputs { results: r, claims: c, gpus: g, paper_gpu }, &Layout::default()).unwrap()
+    outputs(&Inputs { results: r, claims: c, gpus: g, paper_gpu, validation: None }, &Layout::default()).unwrap()
 }
 
 #[test]
