@@ -455,15 +455,20 @@ fn fmt1(v: &[f64], pick: fn(f64, f64) -> f64) -> String {
 
 /// Each phrase of `phrases` is in `data/<campaign>/README.md` (whose lines wrap).
 fn check_readme(campaign: &str, phrases: fn(&Results) -> Vec<String>) {
-    let readme_path = crate::project_root().join("data").join(campaign).join("README.md");
-    let readme = std::fs::read_to_string(&readme_path).expect("the campaign's README");
+    check_text(&format!("data/{campaign}/README.md"), campaign, phrases)
+}
+
+/// Each phrase of `phrases`, from `campaign`'s traces, is in the project's file `rel`.
+fn check_text(rel: &str, campaign: &str, phrases: fn(&Results) -> Vec<String>) {
+    let readme_path = crate::project_root().join(rel);
+    let readme = std::fs::read_to_string(&readme_path).expect("the README");
     // One line per paragraph: the README wraps its lines.
     let text =
         readme.split("\n\n").map(|p| p.split_whitespace().collect::<Vec<_>>().join(" ")).collect::<Vec<_>>().join("\n");
     let missing: Vec<String> = phrases(&results(campaign)).into_iter().filter(|p| !text.contains(p.as_str())).collect();
     assert!(
         missing.is_empty(),
-        "data/{campaign}/README.md does not say what the traces give; it should read:\n  {}",
+        "{rel} does not say what the traces of {campaign} give; it should read:\n  {}",
         missing.join("\n  ")
     );
 }
@@ -484,4 +489,20 @@ fn the_h200_readme_quotes_the_traces() {
 #[test]
 fn the_h200_epochs_readme_quotes_the_traces() {
     check_readme("h200-epochs", phrases_h200_epochs);
+}
+
+/// What the project's README says of the validation campaign.
+fn phrases_readme_validation(r: &Results) -> Vec<String> {
+    let pv = &r.protocol_validation;
+    let within = pv.iter().filter(|p| p.within_goal == Some(true)).count();
+    vec![
+        format!("under 2 whole epochs, {} runs)", r.runs.iter().filter(|x| !x.superseded).count()),
+        format!("{within} of {} workloads agree within 3%", pv.len()),
+    ]
+}
+
+/// The project's README quotes the validation campaign's traces.
+#[test]
+fn the_readme_quotes_the_validation_campaign() {
+    check_text("README.md", "h200-epochs", phrases_readme_validation);
 }

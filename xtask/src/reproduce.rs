@@ -285,9 +285,14 @@ mod tests {
         let svg = std::fs::read_to_string(d.path().join("figures/protocol_validation.svg")).unwrap();
         assert!(svg.contains(&v), "the figure names its campaign");
         let html = std::fs::read_to_string(d.path().join("paper/report.html")).unwrap();
-        assert!(html.contains("id=\"figure-protocol_validation\"") && html.contains("id=\"table-protocol_validation\""));
+        assert!(
+            html.contains("id=\"figure-protocol_validation\"") && html.contains("id=\"table-protocol_validation\"")
+        );
         let appendix = std::fs::read_to_string(d.path().join(crate::appendix::PATH)).unwrap();
-        assert!(appendix.contains(&format!("## A.4 The quick protocol against whole epochs\n\nCampaign `{v}`")), "{appendix}");
+        assert!(
+            appendix.contains(&format!("## A.4 The quick protocol against whole epochs\n\nCampaign `{v}`")),
+            "{appendix}"
+        );
 
         let other = tempfile::tempdir().unwrap();
         super::reproduce(&root, Some("h200-quick"), false, Some(other.path())).unwrap();
