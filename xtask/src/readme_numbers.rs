@@ -506,3 +506,17 @@ fn phrases_readme_validation(r: &Results) -> Vec<String> {
 fn the_readme_quotes_the_validation_campaign() {
     check_text("README.md", "h200-epochs", phrases_readme_validation);
 }
+
+/// What the shipped campaign's README says of the validation campaign.
+fn phrases_h200_validation(r: &Results) -> Vec<String> {
+    let pv = &r.protocol_validation;
+    let within = pv.iter().filter(|p| p.within_goal == Some(true)).count();
+    let outside = pv.len() - within;
+    vec![format!("{within} of {} agree within 3% in STP and epoch time; the {outside} outside", pv.len())]
+}
+
+/// The shipped campaign's README quotes the validation campaign's traces.
+#[test]
+fn the_h200_readme_quotes_the_validation_campaign() {
+    check_text("data/h200/README.md", "h200-epochs", phrases_h200_validation);
+}
