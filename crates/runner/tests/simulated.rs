@@ -766,12 +766,8 @@ fn a_job_that_dies_under_mps_stops_the_others_at_once() {
 #[test]
 fn a_time_budget_stops_before_a_run_that_would_pass_it() {
     let d = tempfile::tempdir().unwrap();
-    let mut short = workload("wl-short-naive", Mode::Naive, vec![job("resnet26")]);
-    short.estimated_seconds = 10.0;
-    short.repetitions = 1;
-    let mut long = workload("wl-long-naive", Mode::Naive, vec![job("resnet26"), job("resnet26")]);
-    long.estimated_seconds = 200.0;
-    long.repetitions = 1;
+    let short = once(workload("wl-short-naive", Mode::Naive, vec![job("resnet26")]), 10.0);
+    let long = once(workload("wl-long-naive", Mode::Naive, vec![job("resnet26"), job("resnet26")]), 200.0);
     let p = plan(vec![short, long]);
     let mut o = sim_options(d.path());
     o.time_budget = Some(Duration::from_secs(100));
@@ -799,17 +795,11 @@ fn a_time_budget_stops_before_a_run_that_would_pass_it() {
 #[test]
 fn settle_makes_the_first_run_on_new_data_once_unrecorded_before_it() {
     let d = tempfile::tempdir().unwrap();
-    let mut alone = workload("wl-settle-exclusive", Mode::Exclusive, vec![job("resnet26")]);
-    alone.repetitions = 1;
-    alone.estimated_seconds = 10.0;
-    let mut pair = workload("wl-settle-naive", Mode::Naive, vec![job("resnet26"), job("resnet26")]);
-    pair.repetitions = 1;
-    pair.estimated_seconds = 10.0;
+    let alone = once(workload("wl-settle-exclusive", Mode::Exclusive, vec![job("resnet26")]), 10.0);
+    let pair = once(workload("wl-settle-naive", Mode::Naive, vec![job("resnet26"), job("resnet26")]), 10.0);
     let mut on_files = job("resnet26");
     on_files.data.source = colloc_trace::jobfile::DataSource::Generated;
-    let mut files = workload("wl-settle-files-naive", Mode::Naive, vec![on_files.clone(), on_files]);
-    files.repetitions = 1;
-    files.estimated_seconds = 10.0;
+    let files = once(workload("wl-settle-files-naive", Mode::Naive, vec![on_files.clone(), on_files]), 10.0);
     let p = plan(vec![alone, pair, files]);
     let mut o = sim_options(d.path());
     o.settle = true;
@@ -865,12 +855,8 @@ fn settle_makes_the_first_run_on_new_data_once_unrecorded_before_it() {
 #[test]
 fn a_time_budget_starts_a_workloads_runs_only_when_all_of_them_fit() {
     let d = tempfile::tempdir().unwrap();
-    let mut short = workload("wl-short-naive", Mode::Naive, vec![job("resnet26")]);
-    short.estimated_seconds = 10.0;
-    short.repetitions = 1;
-    let mut pair = workload("wl-pair-naive", Mode::Naive, vec![job("resnet26"), job("resnet26")]);
-    pair.estimated_seconds = 30.0;
-    pair.repetitions = 1;
+    let short = once(workload("wl-short-naive", Mode::Naive, vec![job("resnet26")]), 10.0);
+    let pair = once(workload("wl-pair-naive", Mode::Naive, vec![job("resnet26"), job("resnet26")]), 30.0);
     let mut twin = pair.clone();
     twin.id = "wl-pair-naive~epochs".into();
     let p = plan(vec![short, pair, twin]);

@@ -92,6 +92,13 @@ pub fn workload(id: &str, mode: Mode, jobs: Vec<PlannedJob>) -> PlannedWorkload 
     }
 }
 
+/// `w` with one repetition, estimated at `estimated_seconds` (for the time-budget tests).
+pub fn once(mut w: PlannedWorkload, estimated_seconds: f64) -> PlannedWorkload {
+    w.repetitions = 1;
+    w.estimated_seconds = estimated_seconds;
+    w
+}
+
 pub fn plan(workloads: Vec<PlannedWorkload>) -> Plan {
     let jobs = workloads.iter().map(|w| w.jobs.len()).sum();
     let runs = workloads.iter().map(|w| w.repetitions as usize).sum();
