@@ -43,9 +43,10 @@ fn analyses_a_fixture_campaign() {
     let epoch = b.stats.epoch_seconds.unwrap().median;
     assert!((epoch - 50_000.0 / b.stats.throughput.unwrap().median).abs() < 1.0);
 
-    // Seven small jobs under MPS: more in total, each slower.
+    // Seven small jobs under MPS: more in total (a little, on the H200 as the speed model
+    // fits it), each much slower.
     let mps7 = workload(&r, "e33-resnet26-cifar10-x7-mps@syn");
-    assert!(mps7.stats.aggregate_ratio.unwrap().median > 2.0, "{:?}", mps7.stats.aggregate_ratio);
+    assert!(mps7.stats.aggregate_ratio.unwrap().median > 1.05, "{:?}", mps7.stats.aggregate_ratio);
     assert!(mps7.stats.per_job_slowdown.unwrap().median > 1.5);
     assert!(mps7.stats.per_job_epoch_seconds.unwrap().median > epoch);
     assert_eq!(mps7.job_stats.len(), 7);

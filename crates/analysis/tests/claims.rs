@@ -52,10 +52,13 @@ fn claims_evaluate_on_a_fixture() {
     let c3 = out.iter().find(|c| c.id == "C3").unwrap();
     assert!(c3.sources.iter().flat_map(|s| &s.checks).any(|k| k.detail.contains("skipped")), "{c3:?}");
     assert_eq!(c3.headline_data, None);
-    // C7 is measured on synthetic data only here: its headline falls back to it, and its
-    // 2.1× lies outside the band of the paper's ~3×.
+    // C7 is measured on synthetic data only here: its headline falls back to it. On the H200
+    // as the speed model fits it (one job nearly fills the GPU), seven jobs on 1g stand-ins
+    // train at about one job alone, far from the paper's ~3× (the shipped h200: 1.06×).
     let c7 = out.iter().find(|c| c.id == "C7").unwrap();
-    assert_eq!((c7.headline_data.as_deref(), c7.verdict), (Some("synthetic"), Verdict::DirectionOnly));
+    assert_eq!((c7.headline_data.as_deref(), c7.verdict), (Some("synthetic"), Verdict::DoesNotHold));
+    let gain = c7.headline().unwrap().checks[0].value.unwrap();
+    assert!((0.8..1.2).contains(&gain), "{gain}");
     assert_eq!(v("C4"), Verdict::Holds);
     assert!(out.iter().all(|c| c.hardware.contains("SIMULATED")));
 }

@@ -526,6 +526,7 @@ pub fn target(gpu: &GpuTable) -> GpuTarget {
         memory_slices: gpu.memory_slices,
         power_limit_watts: gpu.power_limit_watts,
         images_per_second: gpu.estimate_images_per_second.clone(),
+        profiles: gpu.estimate_profiles.clone(),
     }
 }
 

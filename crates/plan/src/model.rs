@@ -81,6 +81,10 @@ pub struct GpuTarget {
     /// GPU table: the speed model's input ([`crate::perf`]), never a result.
     #[serde(default)]
     pub images_per_second: BTreeMap<String, f64>,
+    /// How each model uses this GPU, fitted to measurements (the GPU table's
+    /// `estimate_profiles`): the speed model's input in place of its own profile.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub profiles: BTreeMap<String, colloc_spec::gpu::ProfileFit>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

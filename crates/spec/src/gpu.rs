@@ -30,6 +30,21 @@ pub struct GpuTable {
     /// GPU-time estimates only, never as results.
     #[serde(default)]
     pub estimate_images_per_second: BTreeMap<String, f64>,
+    /// How a model uses this GPU, fitted to measurements on it, in place of the speed
+    /// model's GPU-independent profile: used for GPU-time estimates and the simulated
+    /// backend only, never as results.
+    #[serde(default)]
+    pub estimate_profiles: BTreeMap<String, ProfileFit>,
+}
+
+/// A model's use of one GPU model, for the speed model (`colloc_plan::perf`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileFit {
+    /// Share of a training step alone in which the GPU is busy (0 to 1).
+    pub busy: f64,
+    /// Share of the GPU's SMs its kernels need to run at full speed (0 to 1).
+    pub occupancy: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

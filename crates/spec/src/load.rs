@@ -143,6 +143,16 @@ pub(crate) fn check_gpu(file: &Path, g: &GpuTable) -> Option<Diagnostic> {
             return Some(Diagnostic::file(file, format!("profile {}: larger than the GPU", p.name)));
         }
     }
+    for (model, f) in &g.estimate_profiles {
+        for (what, v) in [("busy", f.busy), ("occupancy", f.occupancy)] {
+            if !(v > 0.0 && v <= 1.0) {
+                return Some(Diagnostic::file(
+                    file,
+                    format!("estimate_profiles {model}: `{what}` {v} must lie in (0, 1]"),
+                ));
+            }
+        }
+    }
     None
 }
 

@@ -85,3 +85,19 @@ fn a_long_line_is_shown_as_a_window_around_the_error() {
         assert_eq!(caret.matches('\t').count(), src[..src.char_indices().nth(at).unwrap().0].matches('\t').count());
     }
 }
+
+/// A GPU table's fitted profile outside (0, 1] is refused, naming the model and the field.
+#[test]
+fn a_gpu_tables_fitted_profile_out_of_range_is_refused() {
+    let text = std::fs::read_to_string(root().join("experiments/gpus/h200-141gb.yaml")).unwrap();
+    let bad = text.replace("resnet50: { busy: 0.97, occupancy: 0.80 }", "resnet50: { busy: 1.5, occupancy: 0.80 }");
+    assert_ne!(bad, text, "the H200 table has resnet50's fitted profile");
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir(d.path().join("gpus")).unwrap();
+    let f = d.path().join("gpus/h200-141gb.yaml");
+    std::fs::write(&f, bad).unwrap();
+    let err = colloc_spec::validate::check(&root(), std::slice::from_ref(&f)).expect_err("busy 1.5 is refused");
+    assert!(err.to_string().contains("estimate_profiles resnet50: `busy` 1.5 must lie in (0, 1]"), "{err}");
+    std::fs::write(&f, text).unwrap();
+    colloc_spec::validate::check(&root(), std::slice::from_ref(&f)).expect("the shipped table is valid");
+}

@@ -132,6 +132,7 @@ fn default_params(job: &JobFile) -> FakeParams {
         memory_slices: 8,
         power_limit_watts: 700.0,
         images_per_second: Default::default(),
+        profiles: Default::default(),
     };
     let w = PlannedWorkload {
         id: job.workload_id.clone(),
