@@ -35,13 +35,20 @@ fn spread(s: Option<Stats>, decimals: usize) -> String {
 
 /// Min–max over workloads of their medians.
 fn over(values: impl IntoIterator<Item = f64>, decimals: usize) -> String {
+    let (lo, hi) = extremes(values);
+    range(lo, hi, decimals)
+}
+
+/// The least and the greatest of `values`, which are not empty.
+fn extremes(values: impl IntoIterator<Item = f64>) -> (f64, f64) {
     let v: Vec<f64> = values.into_iter().collect();
     assert!(!v.is_empty(), "no workload to take a range over");
-    range(
-        v.iter().copied().fold(f64::INFINITY, f64::min),
-        v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-        decimals,
-    )
+    (v.iter().copied().fold(f64::INFINITY, f64::min), v.iter().copied().fold(f64::NEG_INFINITY, f64::max))
+}
+
+/// How many of `pv` are within the protocol's goal.
+fn within_goal(pv: &[ProtocolValidation]) -> usize {
+    pv.iter().filter(|p| p.within_goal == Some(true)).count()
 }
 
 /// The range of the median aggregate ratios of the workloads `keep` selects, to 2 decimals.
@@ -340,7 +347,7 @@ fn phrases_h200_epochs(r: &Results) -> Vec<String> {
     out.push(format!("Under `quick` a run took {} s, under `epochs` {} s", seconds(false), seconds(true)));
 
     let pv = &r.protocol_validation;
-    let within = pv.iter().filter(|p| p.within_goal == Some(true)).count();
+    let within = within_goal(pv);
     out.push(format!("Of the {} workloads measured under both protocols, {within} are within the 3% goal", pv.len()));
     let pct = |x: f64| format!("{:+.1}%", 100.0 * x);
     let widest = pv
@@ -391,19 +398,14 @@ fn phrases_h200_epochs(r: &Results) -> Vec<String> {
         "the same workloads read {}",
         stand_ins.iter().map(|p| format!("{:.2}", p.epoch_ratio.expect("measured"))).collect::<Vec<_>>().join(" and ")
     ));
-    let starts: Vec<f64> = pv.iter().filter_map(|p| p.epoch_start_seconds).collect();
-    let (lo, hi) = (
-        starts.iter().copied().fold(f64::INFINITY, f64::min),
-        starts.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-    );
+    let (lo, hi) = extremes(pv.iter().filter_map(|p| p.epoch_start_seconds));
     out.push(format!("An epoch after the first loses at most {hi:.1} s at its start"));
     out.push(format!("from {lo:.1} to {hi:.1} s, the median per workload"));
 
     // The workloads where the GPU or the host's cores are the limit: 3 and 7 jobs.
     let crowded: Vec<&ProtocolValidation> = pv.iter().filter(|p| p.n_jobs >= 3).collect();
     let signed = |v: Vec<f64>| {
-        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let (lo, hi) = extremes(v);
         format!("{} to {}", pct(lo), pct(hi))
     };
     out.push(format!(
@@ -432,12 +434,13 @@ fn phrases_h200_epochs(r: &Results) -> Vec<String> {
         alone_of("e33-resnet26-cifar10-x1-exclusive@gen", 4),
         alone_of("e33-resnet26-cifar10-x1-exclusive@gen~epochs", 3)
     ));
-    let second_epochs: Vec<f64> = counted
-        .iter()
-        .filter(|x| x.workload_id == seven.epochs_id)
-        .flat_map(|x| x.jobs.iter().filter_map(|j| j.epoch_seconds))
-        .collect();
-    out.push(format!("second epochs took {}–{} s", fmt1(&second_epochs, f64::min), fmt1(&second_epochs, f64::max)));
+    let (first, last) = extremes(
+        counted
+            .iter()
+            .filter(|x| x.workload_id == seven.epochs_id)
+            .flat_map(|x| x.jobs.iter().filter_map(|j| j.epoch_seconds)),
+    );
+    out.push(format!("second epochs took {first:.1}–{last:.1} s"));
     let cores = |n: usize| {
         over(pv.iter().filter(|p| p.n_jobs == n).map(|p| median(workload(r, &p.window_id).stats.cpu_cores_total)), 1)
     };
@@ -446,11 +449,6 @@ fn phrases_h200_epochs(r: &Results) -> Vec<String> {
     let stp = |n: usize| over(pv.iter().filter(|p| p.n_jobs == n).map(|p| p.window_ratio.expect("measured")), 1);
     out.push(format!("an STP of {} for 7 jobs against {} for 3", stp(7), stp(3)));
     out
-}
-
-fn fmt1(v: &[f64], pick: fn(f64, f64) -> f64) -> String {
-    let first = *v.first().expect("a value");
-    format!("{:.1}", v.iter().copied().fold(first, pick))
 }
 
 /// Each phrase of `phrases` is in `data/<campaign>/README.md` (whose lines wrap).
@@ -494,7 +492,7 @@ fn the_h200_epochs_readme_quotes_the_traces() {
 /// What the project's README says of the validation campaign.
 fn phrases_readme_validation(r: &Results) -> Vec<String> {
     let pv = &r.protocol_validation;
-    let within = pv.iter().filter(|p| p.within_goal == Some(true)).count();
+    let within = within_goal(pv);
     vec![
         format!("under 2 whole epochs, {} runs)", r.runs.iter().filter(|x| !x.superseded).count()),
         format!("{within} of {} workloads agree within 3%", pv.len()),
@@ -510,7 +508,7 @@ fn the_readme_quotes_the_validation_campaign() {
 /// What the shipped campaign's README says of the validation campaign.
 fn phrases_h200_validation(r: &Results) -> Vec<String> {
     let pv = &r.protocol_validation;
-    let within = pv.iter().filter(|p| p.within_goal == Some(true)).count();
+    let within = within_goal(pv);
     let outside = pv.len() - within;
     vec![format!("{within} of {} agree within 3% in STP and epoch time; the {outside} outside", pv.len())]
 }

@@ -148,10 +148,17 @@ pub fn reproduce_traces(
     let t0 = Instant::now();
     // The campaign's plan, as `cargo xtask run` makes it: the analysis reads each run as its
     // planned workload and says what the campaign still lacks.
-    let plan = match artifact.campaigns.iter().any(|c| c.name.value == name) {
-        true => Some(colloc_plan::plan_project_campaign(&project, &name, None).map_err(|d| anyhow::anyhow!("{d}"))?),
-        false => None,
-    };
+    // Every campaign's plan, once: the appendix gives their times.
+    let mut plans = Vec::new();
+    for c in &artifact.campaigns {
+        let n = &c.name.value;
+        plans.push((
+            n.clone(),
+            colloc_plan::plan_project_campaign(&project, n, None).map_err(|d| anyhow::anyhow!("{d}"))?,
+        ));
+    }
+    let planned = |n: &str| plans.iter().find(|(p, _)| p == n).map(|(_, p)| p);
+    let plan = planned(&name).cloned();
     let results = colloc_analysis::analyse(&dir, plan.as_ref())?;
     // The shipped campaign's outputs also carry the validation campaign's protocol
     // validation (its traces verified like the shipped ones).
@@ -165,9 +172,7 @@ pub fn reproduce_traces(
             if !results.protocol_validation.is_empty() {
                 bail!("campaign {name} has a protocol validation of its own; artifact.yaml's validation_campaign {vname} would replace it");
             }
-            let vplan =
-                colloc_plan::plan_project_campaign(&project, vname, None).map_err(|d| anyhow::anyhow!("{d}"))?;
-            let vresults = colloc_analysis::analyse(&vdir, Some(&vplan))
+            let vresults = colloc_analysis::analyse(&vdir, planned(vname))
                 .map_err(|e| anyhow::anyhow!("validation campaign {vname}: {e:#}"))?;
             Some((vname, vresults))
         }
@@ -201,14 +206,6 @@ pub fn reproduce_traces(
         &layout,
     )?;
     // The artifact appendix, beside the other outputs: every campaign's plan for its times.
-    let mut plans = Vec::new();
-    for c in &artifact.campaigns {
-        let n = &c.name.value;
-        plans.push((
-            n.clone(),
-            colloc_plan::plan_project_campaign(&project, n, None).map_err(|d| anyhow::anyhow!("{d}"))?,
-        ));
-    }
     let appendix = crate::appendix::render(&crate::appendix::Inputs {
         project: &project,
         plans: &plans,

@@ -191,27 +191,27 @@ pub fn model_workload(gpu: &GpuTarget, w: &PlannedWorkload) -> WorkloadModel {
         })
         .collect();
 
-    // Sharing factor of the GPU side, from what each job asks of it.
-    let demand: Vec<f64> = pre.iter().map(|p| p.busy * (p.data_cap / p.gpu_rate).min(1.0)).collect();
+    // Sharing factor of the GPU side under MPS, from what each job asks of it.
     let share = match w.mode {
         Mode::Exclusive | Mode::Mig => 1.0,
         // Per job: `naive_shares` below.
         Mode::Naive => 1.0,
         Mode::Mps | Mode::MpsLimited => {
-            let sum: f64 = demand.iter().zip(&pre).map(|(d, p)| d * p.occ).sum();
+            let sum: f64 = pre.iter().map(|p| p.busy * (p.data_cap / p.gpu_rate).min(1.0) * p.occ).sum();
             (1.0 / sum.max(1e-9)).min(1.0) * (1.0 - 0.015 * (n - 1.0)).max(0.7)
         }
     };
     let mig_overhead = if w.mode == Mode::Mig { 0.99 } else { 1.0 };
     // Under naive: each job's share of the GPU's time, the capacity handed out alike (water
     // filling), a job needing less (its loaders' rate) leaving the rest to the others.
+    let naive_capacity = if pre.len() > 1 { NAIVE_CAPACITY } else { 1.0 };
+    let fair_naive = naive_capacity / pre.len().max(1) as f64;
     let naive_shares: Option<Vec<f64>> = (w.mode == Mode::Naive).then(|| {
-        let capacity = if pre.len() > 1 { NAIVE_CAPACITY } else { 1.0 };
         let needs: Vec<f64> = pre.iter().map(|p| (p.data_cap / p.gpu_rate).min(1.0)).collect();
         let mut order: Vec<usize> = (0..needs.len()).collect();
         order.sort_by(|&a, &b| needs[a].total_cmp(&needs[b]));
         let mut shares = vec![0.0; needs.len()];
-        let mut left = capacity;
+        let mut left = naive_capacity;
         for (k, &i) in order.iter().enumerate() {
             let fair = left / (order.len() - k) as f64;
             shares[i] = needs[i].min(fair);
@@ -219,7 +219,6 @@ pub fn model_workload(gpu: &GpuTarget, w: &PlannedWorkload) -> WorkloadModel {
         }
         shares
     });
-    let fair_naive = if pre.len() > 1 { NAIVE_CAPACITY } else { 1.0 } / pre.len().max(1) as f64;
 
     // Out of memory: per job against its limit; on a shared GPU the job whose allocation
     // comes last runs out first.

@@ -908,8 +908,11 @@ fn work(
                     break 'units;
                 }
             }
-            let new_data: Vec<String> = data_read(t.workload).into_iter().filter(|d| !warmed.contains(d)).collect();
-            if will_start && opts.settle && !new_data.is_empty() {
+            let new_data: Vec<String> = match will_start && opts.settle {
+                true => data_read(t.workload).into_iter().filter(|d| !warmed.contains(d)).collect(),
+                false => Vec::new(),
+            };
+            if !new_data.is_empty() {
                 warmed.extend(new_data);
                 match settle(env, t, shared.started.elapsed())? {
                     Settled::Made(text) => settled.push(text),
@@ -1027,20 +1030,7 @@ fn settle(env: &Env, t: &Todo, used: Duration) -> Result<Settled> {
     let scratch = Scratch::create(&format!("colloc-settle-{}-gpu{}", std::process::id(), env.backend.index()))?;
     env.progress.log(&format!("settling: {} once unrecorded first (--settle)", t.run_id));
     let quiet = Progress::new(crate::options::ProgressMode::Quiet, 1, t.workload.estimated_seconds);
-    let scratch_env = Env {
-        plan: env.plan,
-        opts: env.opts,
-        backend: env.backend,
-        campaign_dir: scratch.path(),
-        campaign: env.campaign,
-        progress: &quiet,
-        leftovers: env.leftovers,
-        mps_dirs: env.mps_dirs,
-        host: env.host,
-        software: env.software,
-        job_command: env.job_command.clone(),
-        preloaded: env.preloaded,
-    };
+    let scratch_env = Env { campaign_dir: scratch.path(), progress: &quiet, ..env.clone() };
     let req = Request {
         workload: t.workload,
         repetition: t.repetition,

@@ -111,10 +111,11 @@ pub struct RunArgs {
     /// the campaign only has from other hosts.
     #[arg(long)]
     pub no_host_baselines: bool,
-    /// Before this GPU's first run of the invocation, make that run once unrecorded (in a
-    /// scratch directory, removed after; its time counts in --time-budget): the first run
-    /// on a freshly started host can be 14-20% slower where the data loaders are the limit.
-    /// Each recorded run says so in its meta.json (`settled`).
+    /// Before this GPU's first run in the invocation on data it has not read yet in it
+    /// (synthetic, or each data set on files), make that run once unrecorded (in a scratch
+    /// directory, removed after; its time counts in --time-budget): the first run on a
+    /// freshly started host can be 14-20% slower where the data loaders are the limit. Each
+    /// recorded run names its settling runs in its meta.json (`settled`).
     #[arg(long)]
     pub settle: bool,
     /// Add runs to a campaign made by another version of the runner or the training program

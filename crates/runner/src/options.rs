@@ -79,9 +79,9 @@ pub struct RunOptions {
     /// typed GRES, which the tasks do not request).
     #[serde(default)]
     pub in_slurm_task: bool,
-    /// Before each GPU's first run of the invocation, make that run once unrecorded (in a
-    /// scratch directory, removed after), so the recorded runs do not meet a freshly
-    /// started host's cold caches.
+    /// Before each GPU's first run in the invocation on data it has not read yet in it, make
+    /// that run once unrecorded (in a scratch directory, removed after), so the recorded runs
+    /// do not meet a freshly started host's cold caches.
     #[serde(default)]
     pub settle: bool,
 }

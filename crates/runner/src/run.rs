@@ -29,6 +29,7 @@ use crate::telemetry::{foreign_warning, JobState, Report, Sampler, SharedJobs};
 use crate::trace::TraceDir;
 
 /// What every run of a campaign shares.
+#[derive(Clone)]
 pub struct Env<'a> {
     pub plan: &'a Plan,
     pub opts: &'a RunOptions,
@@ -58,7 +59,7 @@ pub struct Request<'a> {
     pub total: usize,
     /// Why the runner added this run beyond the plan's repetitions.
     pub added: Option<String>,
-    /// With `--settle`: the unrecorded run this GPU made first (`meta.json` → `settled`).
+    /// With `--settle`: the unrecorded runs this GPU made before it (`meta.json` → `settled`).
     pub settled: Option<String>,
 }
 
