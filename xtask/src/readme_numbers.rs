@@ -190,6 +190,57 @@ fn phrases_h200(r: &Results) -> Vec<String> {
         not_mig.len(),
         100.0 * not_mig_ok as f64 / not_mig.len() as f64
     ));
+    // GPU time: every run directory, and the second attempts of the runs made again.
+    let minutes =
+        |runs: &mut dyn Iterator<Item = &RunResult>| runs.map(crate::appendix::run_seconds).sum::<f64>() / 60.0;
+    out.push(format!("The runs took {:.1} minutes of GPU time", minutes(&mut r.runs.iter())));
+    let again: Vec<&RunResult> = r.runs.iter().filter(|x| x.attempt > 1).collect();
+    out.push(format!("{:.1} minutes for the {} second attempts", minutes(&mut again.iter().copied()), again.len()));
+    // How far each second attempt's aggregate ratio lies from its first attempt's.
+    let first_of = |x: &RunResult| {
+        r.runs
+            .iter()
+            .find(|f| f.superseded && f.attempt == 1 && f.workload_id == x.workload_id && f.repetition == x.repetition)
+            .unwrap_or_else(|| panic!("the first attempt of {}", x.run_id))
+    };
+    let mut moved: Vec<(f64, &RunResult, &RunResult)> = again
+        .iter()
+        .map(|x| {
+            let f = first_of(x);
+            (x.aggregate_ratio.expect("measured") / f.aggregate_ratio.expect("measured") - 1.0, f, *x)
+        })
+        .collect();
+    moved.sort_by(|a, b| a.0.abs().total_cmp(&b.0.abs()));
+    let near = &moved[..moved.len() - 2];
+    let (lo, hi) = extremes(near.iter().map(|m| m.0));
+    let signed = |x: f64| format!("{:+.1}%", 100.0 * x).replace('-', "−");
+    out.push(format!(
+        "In {} of the {} runs the second attempt's aggregate ratio lies within {} to {} of the first's",
+        near.len(),
+        moved.len(),
+        signed(lo),
+        signed(hi)
+    ));
+    let mut far: Vec<&(f64, &RunResult, &RunResult)> = moved[moved.len() - 2..].iter().collect();
+    far.sort_by_key(|m| m.2.run_id.clone());
+    let ratio_of = |x: &RunResult| x.aggregate_ratio.expect("measured");
+    let (mps, naive) = (far[0], far[1]);
+    let label = |m: &(f64, &RunResult, &RunResult)| workload(r, &m.2.workload_id).label.clone();
+    assert!(
+        label(mps) == label(naive) && mps.2.run_id.contains("-mps@") && naive.2.run_id.contains("-naive@"),
+        "the two farthest are one mix's naive and MPS runs: {} {}",
+        mps.2.run_id,
+        naive.2.run_id
+    );
+    out.push(format!(
+        "{} differs most, {:.2}× → {:.2}× naive and {:.2}× → {:.2}× under MPS",
+        label(naive),
+        ratio_of(naive.1),
+        ratio_of(naive.2),
+        ratio_of(mps.1),
+        ratio_of(mps.2)
+    ));
+
     let tp = |w: &WorkloadResult| w.stats.aggregate_throughput;
     let stp = |w: &WorkloadResult| w.stats.aggregate_ratio;
     let pct = |x: f64| format!("{:.1}%", 100.0 * x);
