@@ -176,17 +176,19 @@ pub fn smoke(root: &Path, gpu: Option<u32>, dry_run: bool) -> Result<Vec<Phase>>
     });
 
     // 2. The shipped campaign's plan: one planned run per run the shipped traces hold,
-    // beside the baselines the runner added on hosts new to the campaign.
+    // beside later attempts of planned runs and the baselines the runner added on hosts new
+    // to the campaign.
     phase(
         2,
         "plan",
-        format!("{shipped}: every run of {} planned or an added baseline", rel(&shipped_dir)),
+        format!("{shipped}: every run of {} planned (or made again) or an added baseline", rel(&shipped_dir)),
         &mut || {
             let plan = colloc_plan::plan_project_campaign(&project, &shipped, None).map_err(|d| anyhow!("{d}"))?;
             let t = &plan.totals;
-            let (planned, added, other) = count_runs(&shipped_dir, &plan);
+            let RunCount { planned, again, added, other } = count_runs(&shipped_dir, &plan);
+            let again = if again > 0 { format!(", {again} made again") } else { String::new() };
             let got = format!(
-            "{shipped}: {} runs ({} workloads, {} jobs, {} infeasible); {planned} planned and {added} added baselines in {}{}",
+            "{shipped}: {} runs ({} workloads, {} jobs, {} infeasible); {planned} planned{again} and {added} added baselines in {}{}",
             t.runs,
             t.workloads,
             t.jobs,
@@ -293,7 +295,7 @@ fn verify(dir: &Path) -> Result<(String, bool)> {
 /// The run directories of a campaign (0 without any).
 /// The run directories of a campaign: the plan's runs (first attempts), the baselines the
 /// runner added beyond them (`meta.json` → `added`), and any other.
-fn count_runs(dir: &Path, plan: &Plan) -> (usize, usize, usize) {
+fn count_runs(dir: &Path, plan: &Plan) -> RunCount {
     let planned: std::collections::BTreeSet<String> = plan
         .workloads
         .iter()
@@ -305,21 +307,42 @@ fn count_runs(dir: &Path, plan: &Plan) -> (usize, usize, usize) {
             .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
             .is_some_and(|m| !m["added"].is_null())
     };
-    let (mut n_planned, mut n_added, mut other) = (0, 0, 0);
+    // A later attempt of a planned run (`--force`), which replaces the first in every statistic.
+    let again = |name: &str| {
+        colloc_trace::ids::parse_run_id(name)
+            .is_some_and(|(w, rep, attempt)| attempt > 1 && planned.contains(&colloc_trace::ids::run_id(w, rep, 1)))
+    };
+    let mut n = RunCount::default();
     for e in std::fs::read_dir(dir.join(colloc_trace::layout::RUNS_DIR)).into_iter().flatten().flatten() {
         let path = e.path();
         if !path.is_dir() {
             continue;
         }
-        if planned.contains(&*e.file_name().to_string_lossy()) {
-            n_planned += 1;
+        let name = e.file_name().to_string_lossy().into_owned();
+        if planned.contains(&name) {
+            n.planned += 1;
+        } else if again(&name) {
+            n.again += 1;
         } else if added(&path) {
-            n_added += 1;
+            n.added += 1;
         } else {
-            other += 1;
+            n.other += 1;
         }
     }
-    (n_planned, n_added, other)
+    n
+}
+
+/// The run directories of a campaign, by how they relate to its plan.
+#[derive(Debug, Default)]
+struct RunCount {
+    /// First attempts of planned runs.
+    planned: usize,
+    /// Later attempts of planned runs.
+    again: usize,
+    /// Baselines the runner added on hosts new to the campaign.
+    added: usize,
+    /// Neither.
+    other: usize,
 }
 
 /// The one-screen table of the phases.
