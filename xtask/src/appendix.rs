@@ -297,5 +297,10 @@ mod tests {
         assert!((b - a - (3.0 * 3600.0 + 34.0 * 60.0 + 39.94)).abs() < 1e-6);
         assert_eq!(crate::run::duration(4020.0), "1 h 7 min");
         assert_eq!(crate::run::duration(62.0), "1 min 2 s");
+        // Beyond an hour, to the nearest minute: 1 h 45 min 53 s reads 1 h 46 min.
+        assert_eq!(crate::run::duration(6353.0), "1 h 46 min");
+        assert_eq!(crate::run::duration(7199.6), "2 h 0 min");
+        assert_eq!(crate::run::duration(3599.6), "1 h 0 min");
+        assert_eq!(crate::run::duration(9.0), "9 s");
     }
 }

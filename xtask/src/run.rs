@@ -233,15 +233,18 @@ pub fn civil_date(days: u64) -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
-/// `1 h 7 min`, `42 min 10 s`, `9 s`.
+/// `1 h 7 min`, `42 min 10 s`, `9 s`: to the nearest second under an hour, else to the
+/// nearest minute.
 pub fn duration(seconds: f64) -> String {
     let s = seconds.round() as u64;
-    let (h, m, sec) = (s / 3600, (s % 3600) / 60, s % 60);
-    match (h, m) {
-        (0, 0) => format!("{sec} s"),
-        (0, _) => format!("{m} min {sec} s"),
-        _ => format!("{h} h {m} min"),
+    if s < 3600 {
+        return match s / 60 {
+            0 => format!("{s} s"),
+            m => format!("{m} min {} s", s % 60),
+        };
     }
+    let minutes = (s + 30) / 60;
+    format!("{} h {} min", minutes / 60, minutes % 60)
 }
 
 /// The workloads one claim reads in a plan, with their estimated GPU time.
