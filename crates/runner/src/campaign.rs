@@ -1017,6 +1017,38 @@ fn data_read(w: &colloc_plan::PlannedWorkload) -> BTreeSet<String> {
         .collect()
 }
 
+/// The name of a settling run's scratch directory, before `<pid>-gpu<index>`.
+const SETTLE_PREFIX: &str = "colloc-settle-";
+
+/// Removes the settling scratch directories under `tmp` whose runner (the pid in the name)
+/// is no longer alive, as a killed runner leaves them; returns those removed. Anything else,
+/// a symbolic link included, is left alone.
+fn remove_stale_settle_dirs(tmp: &Path, alive: &dyn Fn(u32) -> Option<bool>) -> Vec<PathBuf> {
+    let mut removed = Vec::new();
+    for e in fs::read_dir(tmp).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix(SETTLE_PREFIX)
+            .and_then(|rest| rest.split_once("-gpu"))
+            .filter(|(_, gpu)| !gpu.is_empty() && gpu.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let is_dir = fs::symlink_metadata(e.path()).is_ok_and(|m| m.is_dir());
+        if is_dir && alive(pid) == Some(false) && fs::remove_dir_all(e.path()).is_ok() {
+            removed.push(e.path());
+        }
+    }
+    removed.sort();
+    removed
+}
+
+/// Whether process `pid` is alive; `None` where this system cannot tell (no `/proc`).
+fn process_alive(pid: u32) -> Option<bool> {
+    Path::new("/proc/self").exists().then(|| Path::new(&format!("/proc/{pid}")).exists())
+}
+
 /// `--settle`: makes run `t` once unrecorded, in a scratch directory removed after, before
 /// this GPU's first run in the invocation on data it has not read yet in it, so that the
 /// recorded runs do not meet a freshly started host's cold caches (the data set's pages,
@@ -1027,7 +1059,10 @@ fn settle(env: &Env, t: &Todo, used: Duration) -> Result<Settled> {
     if let Some(why) = past_budget(env.opts, used, 2.0 * t.workload.estimated_seconds) {
         return Ok(Settled::NotMade(format!("not settling first: {} made twice {why}", t.run_id)));
     }
-    let scratch = Scratch::create(&format!("colloc-settle-{}-gpu{}", std::process::id(), env.backend.index()))?;
+    for stale in remove_stale_settle_dirs(&std::env::temp_dir(), &process_alive) {
+        env.progress.log(&format!("removed {}, left by a runner that is gone", stale.display()));
+    }
+    let scratch = Scratch::create(&format!("{SETTLE_PREFIX}{}-gpu{}", std::process::id(), env.backend.index()))?;
     env.progress.log(&format!("settling: {} once unrecorded first (--settle)", t.run_id));
     let quiet = Progress::new(crate::options::ProgressMode::Quiet, 1, t.workload.estimated_seconds);
     let scratch_env = Env { campaign_dir: scratch.path(), progress: &quiet, ..env.clone() };
@@ -1128,6 +1163,44 @@ mod tests {
             workload_files: files.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
             environment: None,
         }
+    }
+
+    /// Only the settling directories of runners that are gone are removed: not a live
+    /// runner's, not one whose liveness cannot be told, not a link, not other names.
+    #[test]
+    fn stale_settle_dirs_of_dead_runners_are_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let make = |name: &str| {
+            let p = tmp.path().join(name);
+            fs::create_dir_all(p.join("runs")).unwrap();
+            fs::write(p.join("runs/x"), "x").unwrap();
+            p
+        };
+        let dead = make("colloc-settle-41-gpu0");
+        let dead1 = make("colloc-settle-41-gpu1");
+        let live = make("colloc-settle-42-gpu0");
+        let unknown = make("colloc-settle-43-gpu0");
+        let others = [
+            make("colloc-settle-41"),
+            make("colloc-settle-41-gpu"),
+            make("colloc-settle-x-gpu0"),
+            make("other-41-gpu0"),
+        ];
+        let target = make("target");
+        std::os::unix::fs::symlink(&target, tmp.path().join("colloc-settle-44-gpu0")).unwrap();
+        let alive = |pid: u32| match pid {
+            42 => Some(true),
+            43 => None,
+            _ => Some(false),
+        };
+        let removed = remove_stale_settle_dirs(tmp.path(), &alive);
+        assert_eq!(removed, [dead.clone(), dead1.clone()]);
+        assert!(!dead.exists() && !dead1.exists());
+        assert!(live.exists() && unknown.exists() && others.iter().all(|p| p.exists()));
+        assert!(target.join("runs/x").exists() && tmp.path().join("colloc-settle-44-gpu0").exists());
+        assert!(remove_stale_settle_dirs(tmp.path(), &alive).is_empty());
+        // This process is alive by /proc.
+        assert_eq!(process_alive(std::process::id()), Some(true));
     }
 
     #[test]
