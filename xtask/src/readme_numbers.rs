@@ -191,27 +191,29 @@ fn phrases_h200(r: &Results) -> Vec<String> {
         100.0 * not_mig_ok as f64 / not_mig.len() as f64
     ));
     // GPU time: every run directory, and the second attempts of the runs made again.
-    let minutes =
-        |runs: &mut dyn Iterator<Item = &RunResult>| runs.map(crate::appendix::run_seconds).sum::<f64>() / 60.0;
-    out.push(format!("The runs took {:.1} minutes of GPU time", minutes(&mut r.runs.iter())));
+    let minutes = |runs: &[&RunResult]| runs.iter().map(|x| crate::appendix::run_seconds(x)).sum::<f64>() / 60.0;
+    let all: Vec<&RunResult> = r.runs.iter().collect();
+    out.push(format!("The runs took {:.1} minutes of GPU time", minutes(&all)));
     let again: Vec<&RunResult> = r.runs.iter().filter(|x| x.attempt > 1).collect();
-    out.push(format!("{:.1} minutes for the {} second attempts", minutes(&mut again.iter().copied()), again.len()));
-    // How far each second attempt's aggregate ratio lies from its first attempt's.
-    let first_of = |x: &RunResult| {
-        r.runs
-            .iter()
-            .find(|f| f.superseded && f.attempt == 1 && f.workload_id == x.workload_id && f.repetition == x.repetition)
-            .unwrap_or_else(|| panic!("the first attempt of {}", x.run_id))
-    };
+    out.push(format!("{:.1} minutes for the {} second attempts", minutes(&again), again.len()));
+    // Each second attempt beside its first: the aggregate ratios' relative shift, smallest first.
+    let ratio_of = |x: &RunResult| x.aggregate_ratio.expect("measured");
     let mut moved: Vec<(f64, &RunResult, &RunResult)> = again
         .iter()
-        .map(|x| {
-            let f = first_of(x);
-            (x.aggregate_ratio.expect("measured") / f.aggregate_ratio.expect("measured") - 1.0, f, *x)
+        .map(|&x| {
+            let first = r
+                .runs
+                .iter()
+                .find(|f| {
+                    f.superseded && f.attempt == 1 && f.workload_id == x.workload_id && f.repetition == x.repetition
+                })
+                .unwrap_or_else(|| panic!("the first attempt of {}", x.run_id));
+            (ratio_of(x) / ratio_of(first) - 1.0, first, x)
         })
         .collect();
     moved.sort_by(|a, b| a.0.abs().total_cmp(&b.0.abs()));
-    let near = &moved[..moved.len() - 2];
+    // All but the two farthest, which are one mix's naive and MPS runs.
+    let (near, far) = moved.split_at(moved.len() - 2);
     let (lo, hi) = extremes(near.iter().map(|m| m.0));
     let signed = |x: f64| format!("{:+.1}%", 100.0 * x).replace('-', "−");
     out.push(format!(
@@ -221,20 +223,16 @@ fn phrases_h200(r: &Results) -> Vec<String> {
         signed(lo),
         signed(hi)
     ));
-    let mut far: Vec<&(f64, &RunResult, &RunResult)> = moved[moved.len() - 2..].iter().collect();
-    far.sort_by_key(|m| m.2.run_id.clone());
-    let ratio_of = |x: &RunResult| x.aggregate_ratio.expect("measured");
-    let (mps, naive) = (far[0], far[1]);
-    let label = |m: &(f64, &RunResult, &RunResult)| workload(r, &m.2.workload_id).label.clone();
-    assert!(
-        label(mps) == label(naive) && mps.2.run_id.contains("-mps@") && naive.2.run_id.contains("-naive@"),
-        "the two farthest are one mix's naive and MPS runs: {} {}",
-        mps.2.run_id,
-        naive.2.run_id
-    );
+    let in_mode = |mode: Mode| {
+        far.iter()
+            .find(|m| workload(r, &m.2.workload_id).mode == mode)
+            .unwrap_or_else(|| panic!("{mode:?} among {far:?}"))
+    };
+    let (naive, mps) = (in_mode(Mode::Naive), in_mode(Mode::Mps));
+    let label = workload(r, &naive.2.workload_id).label.clone();
+    assert_eq!(label, workload(r, &mps.2.workload_id).label, "the two farthest are one mix's");
     out.push(format!(
-        "{} differs most, {:.2}× → {:.2}× naive and {:.2}× → {:.2}× under MPS",
-        label(naive),
+        "{label} differs most, {:.2}× → {:.2}× naive and {:.2}× → {:.2}× under MPS",
         ratio_of(naive.1),
         ratio_of(naive.2),
         ratio_of(mps.1),

@@ -292,9 +292,9 @@ fn verify(dir: &Path) -> Result<(String, bool)> {
     }
 }
 
-/// The run directories of a campaign (0 without any).
-/// The run directories of a campaign: the plan's runs (first attempts), the baselines the
-/// runner added beyond them (`meta.json` → `added`), and any other.
+/// The run directories of a campaign (none without any): the plan's runs (first attempts),
+/// their later attempts, the baselines the runner added beyond them (`meta.json` → `added`),
+/// and any other.
 fn count_runs(dir: &Path, plan: &Plan) -> RunCount {
     let planned: std::collections::BTreeSet<String> = plan
         .workloads

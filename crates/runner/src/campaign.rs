@@ -366,6 +366,11 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
     if exec_modes {
         clean_leftovers(&leftovers, opts, &dirs[0], &progress)?;
     }
+    if opts.settle {
+        for stale in remove_stale_settle_dirs(&std::env::temp_dir(), &process_alive) {
+            progress.log(&format!("removed {}, left by a runner that is gone", stale.display()));
+        }
+    }
     tidy(&dir, &listed, &mut summary, &progress)?;
     let mut sw = software(plan, opts);
     if !todo.is_empty() {
@@ -1058,9 +1063,6 @@ fn process_alive(pid: u32) -> Option<bool> {
 fn settle(env: &Env, t: &Todo, used: Duration) -> Result<Settled> {
     if let Some(why) = past_budget(env.opts, used, 2.0 * t.workload.estimated_seconds) {
         return Ok(Settled::NotMade(format!("not settling first: {} made twice {why}", t.run_id)));
-    }
-    for stale in remove_stale_settle_dirs(&std::env::temp_dir(), &process_alive) {
-        env.progress.log(&format!("removed {}, left by a runner that is gone", stale.display()));
     }
     let scratch = Scratch::create(&format!("{SETTLE_PREFIX}{}-gpu{}", std::process::id(), env.backend.index()))?;
     env.progress.log(&format!("settling: {} once unrecorded first (--settle)", t.run_id));
