@@ -127,6 +127,17 @@ pub fn render(p: &Plan) -> String {
             hms(t.estimated_gpu_seconds - mig)
         );
     }
+    if let Some(i) = p.interleave.filter(|_| t.interleaved_runs > 0) {
+        let _ = write!(
+            s,
+            "\ninterleaved baselines: about {} runs ({}) included above, one after every {} collocated run(s) \
+             that a baseline held by the host's CPU divides, and {} of each on every host and invocation",
+            t.interleaved_runs,
+            hms(t.interleaved_seconds),
+            i.between,
+            i.runs_per_invocation
+        );
+    }
     s.push('\n');
     s
 }

@@ -496,6 +496,7 @@ fn write_run(
         phases: None,
         added: None,
         settled: None,
+        invocation: None,
     };
     std::fs::write(run_dir.join(layout::META), serde_json::to_string_pretty(&meta)? + "\n")?;
     Ok(())

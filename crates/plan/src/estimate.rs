@@ -48,6 +48,32 @@ pub fn workload_seconds(w: &PlannedWorkload, gpu: &GpuTarget, p: &Protocol) -> f
     (setup + body + TEARDOWN_SECONDS).round()
 }
 
+/// The interleaved baselines' runs a plan adds and their seconds, estimated per collocated
+/// workload: for each interleaved baseline it needs, its repetitions over `between` rounded
+/// up (one run after each stretch of `between`; the run before a stretch is the one after
+/// the last). The `runs_per_invocation - 1` before an invocation's first are not counted:
+/// how many invocations a campaign takes is not known in advance.
+pub fn interleaved(plan: &crate::model::Plan, i: crate::model::Interleave) -> (usize, f64) {
+    let (mut runs, mut seconds) = (0usize, 0.0);
+    for w in plan.workloads.iter().filter(|w| !w.is_baseline() && w.feasible && !w.jobs.is_empty()) {
+        if w.mode == colloc_spec::Mode::Mig {
+            continue;
+        }
+        let mut needed: Vec<&str> = Vec::new();
+        for k in 0..w.jobs.len() {
+            if let Some(b) = plan.baseline_of(w, k).filter(|b| b.interleaved) {
+                if !needed.contains(&b.id.as_str()) {
+                    needed.push(&b.id);
+                    let n = w.repetitions.div_ceil(i.between) as usize;
+                    runs += n;
+                    seconds += n as f64 * b.estimated_seconds;
+                }
+            }
+        }
+    }
+    (runs, seconds)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

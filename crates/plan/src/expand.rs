@@ -103,10 +103,26 @@ pub fn plan_project_campaign(project: &Project, campaign: &str, gpu: Option<&str
                 && w.jobs.iter().all(|j| t.models.iter().any(|m| m.value == j.model));
         }
     }
+    let interleave = c.interleaved_baselines.as_ref().map(|i| {
+        for w in workloads.iter_mut().filter(|w| w.is_baseline()) {
+            let j = &w.jobs[0];
+            w.interleaved = i.data.iter().any(|d| d.as_str() == w.data)
+                || i.models.iter().any(|m| m.model.value == j.model && m.batch_size == j.batch_size);
+        }
+        Interleave { between: i.between.value.max(1), runs_per_invocation: i.runs_per_invocation.value.max(2) }
+    });
     if !diags.is_empty() {
         return Err(Diagnostics(diags));
     }
-    Ok(finish(project, Some(campaign.to_string()), gpu, protocol, workloads))
+    let mut plan = finish(project, Some(campaign.to_string()), gpu, protocol, workloads);
+    if let Some(i) = interleave {
+        plan.interleave = Some(i);
+        let (runs, seconds) = estimate::interleaved(&plan, i);
+        plan.totals.interleaved_runs = runs;
+        plan.totals.interleaved_seconds = seconds;
+        plan.totals.estimated_gpu_seconds += seconds;
+    }
+    Ok(plan)
 }
 
 /// The workloads in part order, except that one under a part's own protocol (`<id>~<p>`)
@@ -307,6 +323,7 @@ fn plan_workload(
         estimated_seconds: 0.0,
         jobs,
         protocol: None,
+        interleaved: false,
     };
     pw.estimated_seconds = if pw.feasible { estimate::workload_seconds(&pw, &target(gpu), protocol) } else { 0.0 };
     Some(pw)
@@ -476,6 +493,8 @@ fn finish(
         infeasible: workloads.iter().filter(|w| !w.feasible).count(),
         runs: workloads.iter().map(|w| w.repetitions as usize).sum(),
         estimated_gpu_seconds: workloads.iter().map(|w| w.estimated_seconds * w.repetitions as f64).sum(),
+        interleaved_runs: 0,
+        interleaved_seconds: 0.0,
     };
     Plan {
         plan_version: PLAN_VERSION,
@@ -485,6 +504,7 @@ fn finish(
         workloads,
         totals,
         spec_hash: spec_hash(project),
+        interleave: None,
     }
 }
 

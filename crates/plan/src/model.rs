@@ -19,6 +19,20 @@ pub struct Plan {
     pub totals: Totals,
     /// sha256 over the spec files the plan was made from.
     pub spec_hash: String,
+    /// How the runner interleaves the baselines marked `interleaved` with the collocated
+    /// runs divided by them (the campaign's `interleaved_baselines`); absent: each host
+    /// measures a baseline once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interleave: Option<Interleave>,
+}
+
+/// How baseline runs are interleaved with the collocated runs divided by them, on one host
+/// in one invocation: `runs_per_invocation - 1` before the first such run, one again after
+/// at most `between` of them, and one after the last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Interleave {
+    pub between: u32,
+    pub runs_per_invocation: u32,
 }
 
 impl Plan {
@@ -120,6 +134,11 @@ pub struct PlannedWorkload {
     /// through [`Plan::protocol_of`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<ProtocolPlan>,
+    /// A baseline held by the host's CPU (the campaign's `interleaved_baselines`): the
+    /// runner measures it interleaved with the collocated runs divided by it, on their host
+    /// and in their invocation, as the plan's [`Interleave`] says.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interleaved: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -244,5 +263,22 @@ pub struct Totals {
     pub infeasible: usize,
     /// Workloads × repetitions.
     pub runs: usize,
+    /// Every planned run and the interleaved baselines' runs.
     pub estimated_gpu_seconds: f64,
+    /// The interleaved baselines' runs the plan adds to `runs` (estimated: each collocated
+    /// workload's repetitions divided by `between`, rounded up, and one after them, per
+    /// baseline it needs).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub interleaved_runs: usize,
+    /// Their part of `estimated_gpu_seconds`.
+    #[serde(default, skip_serializing_if = "is_zero_f")]
+    pub interleaved_seconds: f64,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+fn is_zero_f(x: &f64) -> bool {
+    *x == 0.0
 }

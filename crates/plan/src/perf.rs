@@ -338,6 +338,7 @@ mod tests {
             estimated_seconds: 10.0,
             jobs,
             protocol: None,
+            interleaved: false,
         }
     }
 

@@ -424,6 +424,7 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
         started,
     };
     let ours: Vec<PathBuf> = dirs.iter().map(|d| d.pipe.clone()).collect();
+    let invocation = provenance::rfc3339(colloc_trace::wall_seconds());
     let results: Vec<Result<f64>> = std::thread::scope(|scope| {
         let handles: Vec<_> = gpus
             .iter()
@@ -439,6 +440,7 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
                     host: &host,
                     software: &sw,
                     shared: &shared,
+                    invocation: &invocation,
                     ours: &ours,
                     exec_modes,
                 };
@@ -492,6 +494,8 @@ struct Common<'a> {
     host: &'a colloc_trace::meta::HostInfo,
     software: &'a SoftwareInfo,
     shared: &'a Shared<'a>,
+    /// When this invocation started (RFC 3339 UTC): every run's `meta.json` → `invocation`.
+    invocation: &'a str,
     /// The pipe directories of the campaign's MPS daemons (one per GPU).
     ours: &'a [PathBuf],
     exec_modes: bool,
@@ -523,6 +527,7 @@ fn gpu_worker(c: &Common, gpu: &dyn Backend, mps_dirs: &MpsDirs, several: bool) 
         software: c.software,
         job_command: preload.as_ref().map(Preload::job_command).unwrap_or_else(|| c.opts.job_command.clone()),
         preloaded: preload.is_some(),
+        invocation: c.invocation,
     };
     work(&env, c.shared, c.ours, c.exec_modes, preload.as_mut())
 }
@@ -819,71 +824,128 @@ impl Shared<'_> {
 
 /// One GPU's share of the campaign: units from the queue, their runs one after another,
 /// until none is left or something stops the campaign (a stop signal, a GPU others use, a
-/// teardown that failed; the time budget stops this GPU only). Returns the telemetry
-/// sampler's CPU seconds.
+/// teardown that failed; the time budget stops this GPU only); then the interleaved
+/// baselines' runs it still owes. Returns the telemetry sampler's CPU seconds.
 fn work(
     env: &Env,
     shared: &Shared,
     ours: &[PathBuf],
     exec_modes: bool,
-    mut preload: Option<&mut Preload>,
+    preload: Option<&mut Preload>,
 ) -> Result<f64> {
-    let (gpu, opts) = (env.backend, env.opts);
-    let mut sampler_cpu = 0.0;
-    // Runs this GPU has started in this invocation.
-    let mut made_here = 0usize;
-    // With `--settle`: the data this GPU has read in this invocation, and what the recorded
-    // runs say of the unrecorded runs made for it.
-    let mut warmed: BTreeSet<String> = BTreeSet::new();
-    let mut settled: Vec<String> = Vec::new();
-    'units: loop {
+    let gpu = env.backend;
+    let mut w = Worker {
+        env,
+        shared,
+        ours,
+        exec_modes,
+        preload,
+        sampler_cpu: 0.0,
+        made_here: 0,
+        warmed: BTreeSet::new(),
+        settled: Vec::new(),
+        last: None,
+    };
+    let starts = |wl: &colloc_plan::PlannedWorkload| starts_here(wl, gpu).unwrap_or(true);
+    let mut go_on = true;
+    loop {
         if shared.stop.load(Ordering::SeqCst) {
+            go_on = false;
             break;
         }
         let mut queue = shared.units.lock().unwrap_or_else(|p| p.into_inner());
         let Some(unit) = queue.pop_front() else { break };
-        let mut runs = match &shared.book {
+        let first = unit[0].run_id.clone();
+        let (runs, before, owed, checkpoint) = match &shared.book {
             Some(book) => {
-                let starts = |w: &colloc_plan::PlannedWorkload| starts_here(w, gpu).unwrap_or(true);
-                book.lock().unwrap_or_else(|p| p.into_inner()).before(
-                    shared.plan,
-                    &unit,
-                    gpu.uuid(),
-                    &starts,
-                    &mut queue,
-                )
+                let mut book = book.lock().unwrap_or_else(|p| p.into_inner());
+                let checkpoint = book.checkpoint();
+                let mut runs = book.before(shared.plan, &unit, gpu.uuid(), &starts, &mut queue);
+                let before = runs.len();
+                runs.extend(unit);
+                let runs = book.interleave(shared.plan, runs, gpu.uuid(), &starts, &mut queue);
+                let owed = book.owed_seconds(shared.plan, gpu.uuid());
+                (runs, before, owed, Some(checkpoint))
             }
-            None => Vec::new(),
+            None => (unit, 0, 0.0, None),
         };
         drop(queue);
-        let (before, first) = (runs.len(), unit[0].run_id.clone());
-        runs.extend(unit);
-        if let Some(why) = unit_past_budget(&runs, gpu, opts, shared.started.elapsed(), made_here)? {
+        if let Some(why) =
+            unit_past_budget(&runs, gpu, env.opts, shared.started.elapsed(), w.made_here, owed)?
+        {
+            if let (Some(book), Some(c)) = (&shared.book, checkpoint) {
+                book.lock().unwrap_or_else(|p| p.into_inner()).restore(c);
+            }
             shared.stop_here(Stop::Budget(why));
             break;
         }
-        for t in &runs[..before] {
+        for t in &runs {
             match &t.added {
                 Some(why) => {
                     shared.total.fetch_add(1, Ordering::SeqCst);
                     env.progress.log(&format!("added {}: {why}", t.run_id));
                 }
-                None => env.progress.log(&format!(
+                None if runs[..before].iter().any(|b| b.run_id == t.run_id) => env.progress.log(&format!(
                     "moved forward {}: the baseline on this host of {first}, which comes first",
                     t.run_id
                 )),
+                None => {}
             }
         }
-        for t in &runs {
+        if !w.make(&runs)? {
+            go_on = false;
+            break;
+        }
+    }
+    // A stop signal or a fault ends the work at once; the end of the queue or of the time
+    // budget leaves time for the interleaved baselines still owed (each unit left it).
+    if go_on && !shared.interrupted.load(Ordering::SeqCst) {
+        if let Some(book) = &shared.book {
+            let after = w.last.clone().unwrap_or_default();
+            let closing = book.lock().unwrap_or_else(|p| p.into_inner()).close(shared.plan, gpu.uuid(), &after);
+            for t in &closing {
+                shared.total.fetch_add(1, Ordering::SeqCst);
+                env.progress.log(&format!("added {}: {}", t.run_id, t.added.as_deref().unwrap_or_default()));
+            }
+            w.make(&closing)?;
+        }
+    }
+    Ok(w.sampler_cpu)
+}
+
+/// One GPU's state while it makes runs.
+struct Worker<'e, 'a, 's, 'p> {
+    env: &'e Env<'a>,
+    shared: &'e Shared<'s>,
+    ours: &'e [PathBuf],
+    exec_modes: bool,
+    preload: Option<&'p mut Preload>,
+    sampler_cpu: f64,
+    /// Runs this GPU has started in this invocation.
+    made_here: usize,
+    /// With `--settle`: the data this GPU has read in this invocation, and what the
+    /// recorded runs say of the unrecorded runs made for it.
+    warmed: BTreeSet<String>,
+    settled: Vec<String>,
+    /// The last run this GPU made.
+    last: Option<String>,
+}
+
+impl Worker<'_, '_, '_, '_> {
+    /// Makes `runs` one after another; `false` when the campaign (or this GPU, at its time
+    /// budget) stops.
+    fn make(&mut self, runs: &[Todo<'_>]) -> Result<bool> {
+        let (env, shared, gpu, opts) = (self.env, self.shared, self.env.backend, self.env.opts);
+        for t in runs {
             if signals::interrupted() {
                 shared.interrupted.store(true, Ordering::SeqCst);
                 shared.stop_all(Stop::Other(interrupt_text()));
-                break 'units;
+                return Ok(false);
             }
             if shared.stop.load(Ordering::SeqCst) {
-                break 'units;
+                return Ok(false);
             }
-            if let Some(p) = preload.as_deref_mut() {
+            if let Some(p) = self.preload.as_deref_mut() {
                 if let Some(why) = p.ensure_running()? {
                     env.progress.log(&why);
                 }
@@ -893,12 +955,12 @@ fn work(
                 past_budget(opts, shared.started.elapsed(), t.workload.estimated_seconds).filter(|_| will_start)
             {
                 shared.stop_here(Stop::Budget(format!("{} {why}", t.run_id)));
-                break 'units;
+                return Ok(false);
             }
-            if will_start && !opts.allow_busy_gpu && exec_modes {
+            if will_start && !opts.allow_busy_gpu && self.exec_modes {
                 let first = shared.started_runs.load(Ordering::SeqCst) == 0;
                 let patience = if first { Duration::ZERO } else { Duration::from_secs(10) };
-                let why = busy::reasons_after(gpu, ours, exec_modes, patience)?;
+                let why = busy::reasons_after(gpu, self.ours, self.exec_modes, patience)?;
                 if !why.is_empty() {
                     let text = format!(
                         "GPU {} is in use by others: {}; pass --allow-busy-gpu to run anyway (measurements will be disturbed)",
@@ -910,26 +972,26 @@ fn work(
                         bail!(text);
                     }
                     shared.stop_all(Stop::Other(text));
-                    break 'units;
+                    return Ok(false);
                 }
             }
             let new_data: Vec<String> = match will_start && opts.settle {
-                true => data_read(t.workload).into_iter().filter(|d| !warmed.contains(d)).collect(),
+                true => data_read(t.workload).into_iter().filter(|d| !self.warmed.contains(d)).collect(),
                 false => Vec::new(),
             };
             if !new_data.is_empty() {
-                warmed.extend(new_data);
+                self.warmed.extend(new_data);
                 match settle(env, t, shared.started.elapsed())? {
-                    Settled::Made(text) => settled.push(text),
+                    Settled::Made(text) => self.settled.push(text),
                     Settled::NotMade(why) => env.progress.log(&why),
                     Settled::Interrupted(text) => {
                         shared.interrupted.store(true, Ordering::SeqCst);
                         shared.stop_all(Stop::Other(text));
-                        break 'units;
+                        return Ok(false);
                     }
                 }
             }
-            made_here += 1;
+            self.made_here += 1;
             let n = shared.started_runs.fetch_add(1, Ordering::SeqCst) + 1;
             let req = Request {
                 workload: t.workload,
@@ -939,7 +1001,7 @@ fn work(
                 n,
                 total: shared.total.load(Ordering::SeqCst),
                 added: t.added.clone(),
-                settled: (!settled.is_empty()).then(|| settled.join("; ")),
+                settled: (!self.settled.is_empty()).then(|| self.settled.join("; ")),
             };
             let outcome = run::execute(env, &req).with_context(|| {
                 format!(
@@ -950,14 +1012,17 @@ fn work(
                     RUNS_DIR
                 )
             })?;
+            if will_start {
+                self.last = Some(t.run_id.clone());
+            }
             match outcome {
                 Outcome::Finished { status, reason, fatal, sampler_cpu_seconds, .. } => {
-                    sampler_cpu += sampler_cpu_seconds;
+                    self.sampler_cpu += sampler_cpu_seconds;
                     let outcome = RunOutcome { run_id: t.run_id.clone(), status, reason };
                     shared.made.lock().unwrap_or_else(|p| p.into_inner()).push(outcome);
                     if let Some(f) = fatal {
                         shared.stop_all(Stop::Other(format!("{}: {f}", t.run_id)));
-                        break 'units;
+                        return Ok(false);
                     }
                 }
                 Outcome::Interrupted { tmp, teardown_error } => {
@@ -968,12 +1033,12 @@ fn work(
                         text.push_str(&format!("; teardown failed: {e}"));
                     }
                     shared.stop_all(Stop::Other(text));
-                    break 'units;
+                    return Ok(false);
                 }
             }
         }
+        Ok(true)
     }
-    Ok(sampler_cpu)
 }
 
 /// What came of `--settle`'s unrecorded run.
@@ -1124,6 +1189,7 @@ fn unit_past_budget(
     opts: &RunOptions,
     used: Duration,
     made_here: usize,
+    owed: f64,
 ) -> Result<Option<String>> {
     if opts.time_budget.is_none() || made_here == 0 {
         return Ok(None);
@@ -1134,12 +1200,14 @@ fn unit_past_budget(
             starting.push(t);
         }
     }
-    if starting.len() < 2 {
+    if starting.len() < 2 && owed == 0.0 {
         return Ok(None);
     }
-    let estimated: f64 = starting.iter().map(|t| t.workload.estimated_seconds).sum();
+    let Some(first) = starting.first() else { return Ok(None) };
+    let estimated: f64 = starting.iter().map(|t| t.workload.estimated_seconds).sum::<f64>() + owed;
+    let owing = if owed > 0.0 { format!(" (and {owed:.0} s for the interleaved baselines owed after them)") } else { String::new() };
     Ok(past_budget(opts, used, estimated).map(|why| {
-        format!("{} and the {} run(s) made with it on one host {why}", starting[0].run_id, starting.len() - 1)
+        format!("{} and the {} run(s) made with it on one host{owing} {why}", first.run_id, starting.len() - 1)
     }))
 }
 

@@ -55,13 +55,30 @@ pub(crate) struct BaselineBook {
     last_rep: BTreeMap<String, u32>,
     /// Workload id → its runs in the campaign before this invocation.
     runs_before: BTreeMap<String, usize>,
+    /// (GPU UUID, interleaved baseline id) → its runs given out on that GPU in this
+    /// invocation, and the collocated runs given out there since the last of them.
+    interleaved: BTreeMap<(String, String), Tally>,
+}
+
+/// The interleaved baselines' tallies at one moment.
+pub(crate) struct Checkpoint(BTreeMap<(String, String), Tally>);
+
+/// One interleaved baseline on one GPU in this invocation.
+#[derive(Debug, Clone, Copy, Default)]
+struct Tally {
+    made: u32,
+    since: u32,
 }
 
 impl BaselineBook {
     /// From the campaign's runs (`metas`, by run directory name) and the selected runs.
     pub fn new<'a>(metas: &BTreeMap<String, RunMeta>, todo: impl IntoIterator<Item = &'a Todo<'a>>) -> BaselineBook {
-        let mut book =
-            BaselineBook { on_gpu: BTreeSet::new(), last_rep: BTreeMap::new(), runs_before: BTreeMap::new() };
+        let mut book = BaselineBook {
+            on_gpu: BTreeSet::new(),
+            last_rep: BTreeMap::new(),
+            runs_before: BTreeMap::new(),
+            interleaved: BTreeMap::new(),
+        };
         for (dir, m) in metas {
             let Some((w, rep, _)) = ids::parse_run_id(dir) else { continue };
             book.note_rep(w, rep);
@@ -108,7 +125,9 @@ impl BaselineBook {
         for t in runs.iter().filter(|t| !t.workload.is_baseline() && starts(t.workload)) {
             for i in 0..t.workload.jobs.len() {
                 let Some(b) = plan.baseline_of(t.workload, i) else { continue };
-                if !b.feasible || self.on_gpu.contains(&(b.id.clone(), uuid.to_string())) {
+                // An interleaved baseline is measured beside its runs in every invocation.
+                let interleaved = b.interleaved && plan.interleave.is_some();
+                if !b.feasible || interleaved || self.on_gpu.contains(&(b.id.clone(), uuid.to_string())) {
                     continue;
                 }
                 let e = needed.entry(b.id.as_str()).or_insert((b, Vec::new()));
@@ -147,4 +166,168 @@ impl BaselineBook {
         }
         out
     }
+
+    /// What [`Self::restore`] brings back: the interleaved baselines' tallies.
+    pub fn checkpoint(&self) -> Checkpoint {
+        Checkpoint(self.interleaved.clone())
+    }
+
+    /// The tallies as they were at `c` (a unit given out was not begun).
+    pub fn restore(&mut self, c: Checkpoint) {
+        self.interleaved = c.0;
+    }
+
+    /// A new repetition of baseline `b`, added beyond the selection for `why`.
+    fn new_run<'a>(&mut self, b: &'a PlannedWorkload, why: String) -> Todo<'a> {
+        let rep = self.last_rep.get(&b.id).copied().unwrap_or(0) + 1;
+        self.note_rep(&b.id, rep);
+        Todo { workload: b, repetition: rep, attempt: 1, run_id: ids::run_id(&b.id, rep, 1), added: Some(why) }
+    }
+
+    /// `runs` (a unit, after the baselines [`Self::before`] put first) with the runs of its
+    /// interleaved baselines between them, on GPU `uuid`: before the first collocated run
+    /// that a baseline divides in this invocation, `runs_per_invocation - 1` runs of it
+    /// (selected runs of it still in `queue` first); before a later one, one run of it when
+    /// `between` collocated runs have passed since its last; after the unit, one run of it
+    /// when `between` have passed. Those fewer than `between` wait for [`Self::close`].
+    pub fn interleave<'a>(
+        &mut self,
+        plan: &'a Plan,
+        runs: Vec<Todo<'a>>,
+        uuid: &str,
+        starts: &dyn Fn(&PlannedWorkload) -> bool,
+        queue: &mut VecDeque<Vec<Todo<'a>>>,
+    ) -> Vec<Todo<'a>> {
+        let Some(rule) = plan.interleave else { return runs };
+        let mut out = Vec::new();
+        let mut touched: Vec<&'a PlannedWorkload> = Vec::new();
+        for t in runs {
+            if t.workload.is_baseline() {
+                if t.workload.interleaved && starts(t.workload) {
+                    let e = self.interleaved.entry((uuid.to_string(), t.workload.id.clone())).or_default();
+                    e.made += 1;
+                    e.since = 0;
+                }
+                out.push(t);
+                continue;
+            }
+            if !starts(t.workload) {
+                out.push(t);
+                continue;
+            }
+            let needed = interleaved_of(plan, t.workload);
+            for b in &needed {
+                if !touched.iter().any(|x| x.id == b.id) {
+                    touched.push(b);
+                }
+                let key = (uuid.to_string(), b.id.clone());
+                let tally = self.interleaved.get(&key).copied().unwrap_or_default();
+                let n = if tally.made == 0 {
+                    rule.runs_per_invocation.saturating_sub(1).max(1)
+                } else if tally.since >= rule.between {
+                    1
+                } else {
+                    0
+                };
+                let mut given = 0;
+                if tally.made == 0 {
+                    while given < n {
+                        let Some(at) = queue.iter().position(|u| u.iter().all(|q| q.workload.id == b.id)) else {
+                            break;
+                        };
+                        let unit = queue.remove(at).into_iter().flatten();
+                        for q in unit {
+                            given += 1;
+                            out.push(q);
+                        }
+                    }
+                }
+                for _ in given..n {
+                    out.push(self.new_run(b, interleaved_why(b, uuid, "before", &t.run_id)));
+                }
+                if n > 0 {
+                    let e = self.interleaved.entry(key).or_default();
+                    e.made += n.max(given);
+                    e.since = 0;
+                }
+            }
+            out.push(t);
+            for b in &needed {
+                self.interleaved.entry((uuid.to_string(), b.id.clone())).or_default().since += 1;
+            }
+        }
+        for b in touched {
+            let key = (uuid.to_string(), b.id.clone());
+            let tally = self.interleaved.get(&key).copied().unwrap_or_default();
+            if tally.since >= rule.between {
+                let after = out.last().map(|t: &Todo| t.run_id.clone()).unwrap_or_default();
+                out.push(self.new_run(b, interleaved_why(b, uuid, "just after", &after)));
+                let e = self.interleaved.entry(key).or_default();
+                e.made += 1;
+                e.since = 0;
+            }
+        }
+        out
+    }
+
+    /// The interleaved baselines' runs still owed on GPU `uuid` at the end of its work: one
+    /// run of each with collocated runs since its last, and more until it has
+    /// `runs_per_invocation` in this invocation. `after` names the GPU's last run.
+    pub fn close<'a>(&mut self, plan: &'a Plan, uuid: &str, after: &str) -> Vec<Todo<'a>> {
+        let Some(rule) = plan.interleave else { return Vec::new() };
+        let mut out = Vec::new();
+        let owed: Vec<(String, Tally)> = self
+            .interleaved
+            .iter()
+            .filter(|((g, _), t)| g == uuid && t.made > 0)
+            .map(|((_, b), t)| (b.clone(), *t))
+            .collect();
+        for (id, tally) in owed {
+            let Some(b) = plan.workloads.iter().find(|w| w.id == id) else { continue };
+            let mut n = u32::from(tally.since > 0);
+            n = n.max(rule.runs_per_invocation.saturating_sub(tally.made));
+            for _ in 0..n {
+                out.push(self.new_run(b, interleaved_why(b, uuid, "after", after)));
+            }
+            let e = self.interleaved.entry((uuid.to_string(), id)).or_default();
+            e.made += n;
+            e.since = 0;
+        }
+        out
+    }
+
+    /// The estimated seconds of what [`Self::close`] would add now on GPU `uuid`: the time
+    /// a unit must leave for them under a time budget.
+    pub fn owed_seconds(&self, plan: &Plan, uuid: &str) -> f64 {
+        let Some(rule) = plan.interleave else { return 0.0 };
+        self.interleaved
+            .iter()
+            .filter(|((g, _), t)| g == uuid && t.made > 0)
+            .filter_map(|((_, b), t)| {
+                let w = plan.workloads.iter().find(|w| &w.id == b)?;
+                let n = u32::from(t.since > 0).max(rule.runs_per_invocation.saturating_sub(t.made));
+                Some(n as f64 * w.estimated_seconds)
+            })
+            .sum()
+    }
+}
+
+/// The interleaved baselines that divide the jobs of `w`, each once, in job order.
+pub(crate) fn interleaved_of<'a>(plan: &'a Plan, w: &PlannedWorkload) -> Vec<&'a PlannedWorkload> {
+    let mut out: Vec<&PlannedWorkload> = Vec::new();
+    if plan.interleave.is_none() {
+        return out;
+    }
+    for i in 0..w.jobs.len() {
+        if let Some(b) = plan.baseline_of(w, i).filter(|b| b.interleaved && b.feasible) {
+            if !out.iter().any(|x| x.id == b.id) {
+                out.push(b);
+            }
+        }
+    }
+    out
+}
+
+fn interleaved_why(b: &PlannedWorkload, uuid: &str, place: &str, run: &str) -> String {
+    format!("an interleaved baseline on this host ({uuid}) of {}, {place} {run}", b.label)
 }

@@ -46,6 +46,8 @@ pub struct Env<'a> {
     pub job_command: Vec<String>,
     /// Jobs are forked from a preloaded job server.
     pub preloaded: bool,
+    /// When this invocation of the runner started (RFC 3339 UTC): `meta.json` → `invocation`.
+    pub invocation: &'a str,
 }
 
 /// The run to make.
@@ -170,6 +172,7 @@ impl Env<'_> {
             phases: None,
             added: req.added.clone(),
             settled: req.settled.clone(),
+            invocation: Some(self.invocation.to_string()),
         }
     }
 

@@ -1062,3 +1062,77 @@ fn runs_on_another_gpu_model_are_refused() {
     // The campaign's own model goes on.
     assert_eq!(run_campaign(&p, &o).unwrap().runs.len(), 1);
 }
+
+/// The runs an invocation made, in the order it made them.
+fn made(s: &colloc_runner::CampaignSummary) -> Vec<&str> {
+    s.runs.iter().map(|r| r.run_id.as_str()).collect()
+}
+
+/// A plan whose baseline of resnet26 is interleaved with the collocated workload divided by
+/// it (3 repetitions), as the campaign's `interleaved_baselines` declares.
+fn interleaved_plan(between: u32, runs_per_invocation: u32) -> colloc_plan::Plan {
+    let mut b = workload("wl-b-exclusive", Mode::Exclusive, vec![job("resnet26")]);
+    b.interleaved = true;
+    let mut r = workload("wl-r-naive", Mode::Naive, vec![job("resnet26"), job("resnet26")]);
+    r.repetitions = 3;
+    let mut p = plan(vec![b, r]);
+    p.interleave = Some(colloc_plan::Interleave { between, runs_per_invocation });
+    p
+}
+
+#[test]
+fn interleaved_baselines_alternate_with_the_runs_they_divide() {
+    let d = tempfile::tempdir().unwrap();
+    let p = interleaved_plan(1, 3);
+    let s = run_campaign(&p, &sim_options(d.path())).unwrap();
+    assert_eq!(
+        made(&s),
+        [
+            "wl-b-exclusive.r1",
+            "wl-r-naive.r1",
+            "wl-b-exclusive.r2",
+            "wl-r-naive.r2",
+            "wl-b-exclusive.r3",
+            "wl-r-naive.r3",
+            "wl-b-exclusive.r4"
+        ],
+        "{}",
+        s.render()
+    );
+    let m = meta(d.path(), "wl-b-exclusive.r4");
+    assert!(m.added.as_deref().unwrap().contains("interleaved baseline"), "{:?}", m.added);
+    // One invocation: every run names it.
+    let r1 = meta(d.path(), "wl-r-naive.r1").invocation.expect("the invocation is recorded");
+    assert_eq!(m.invocation.as_deref(), Some(r1.as_str()));
+    let (ok, text) = sha256sum_check(d.path());
+    assert!(ok, "{text}");
+}
+
+#[test]
+fn interleaved_baselines_are_measured_again_in_every_invocation_at_least_as_declared() {
+    let d = tempfile::tempdir().unwrap();
+    let p = interleaved_plan(2, 3);
+    let mut o = sim_options(d.path());
+    o.only = vec!["wl-r-naive.r1".into(), "wl-r-naive.r2".into()];
+    let s = run_campaign(&p, &o).unwrap();
+    // Two before the first run (with the one after, the three an invocation needs), none
+    // between two runs when `between` is 2, one after the last.
+    assert_eq!(
+        made(&s),
+        ["wl-b-exclusive.r1", "wl-b-exclusive.r2", "wl-r-naive.r1", "wl-r-naive.r2", "wl-b-exclusive.r3"],
+        "{}",
+        s.render()
+    );
+    // A later invocation measures its own, with repetition numbers after the campaign's.
+    o.only = vec!["wl-r-naive.r3".into()];
+    let s = run_campaign(&p, &o).unwrap();
+    assert_eq!(
+        made(&s),
+        ["wl-b-exclusive.r4", "wl-b-exclusive.r5", "wl-r-naive.r3", "wl-b-exclusive.r6"],
+        "{}",
+        s.render()
+    );
+    let a = meta(d.path(), "wl-b-exclusive.r3").invocation.unwrap();
+    let b = meta(d.path(), "wl-b-exclusive.r4").invocation.unwrap();
+    assert_ne!(a, b, "two invocations, two names");
+}

@@ -102,6 +102,41 @@ pub struct CampaignDecl {
     /// How the campaign differs from the paper's protocol, in words.
     #[serde(default)]
     pub differs_from_paper: Option<String>,
+    /// Baselines the runner measures interleaved with the collocated runs divided by them,
+    /// on the same host and in the same invocation (absent: each host's baselines once).
+    #[serde(default)]
+    pub interleaved_baselines: Option<InterleaveDecl>,
+}
+
+/// Which models alone are held by the host's CPU (their loader workers), so that their speed
+/// moves with the shared host's cores from minute to minute, and how their runs are
+/// interleaved with the collocated runs divided by them: a baseline run before the first
+/// such run, again after at most `between` of them, and one after the last, at least
+/// `runs_per_invocation` of each on every host and invocation.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InterleaveDecl {
+    /// Every model alone on these data sources (`generated`, `imagefolder`).
+    #[serde(default)]
+    pub data: Vec<Source>,
+    /// These models alone, at this batch size, on any data source.
+    #[serde(default)]
+    pub models: Vec<ModelBatchDecl>,
+    /// At most this many collocated runs between two runs of their baseline (≥ 1).
+    #[schemars(with = "u32")]
+    pub between: Spanned<u32>,
+    /// Baseline runs of each model and data on each host and invocation (≥ 2).
+    #[schemars(with = "u32")]
+    pub runs_per_invocation: Spanned<u32>,
+}
+
+/// A model at a batch size.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ModelBatchDecl {
+    #[schemars(with = "String")]
+    pub model: Spanned<String>,
+    pub batch_size: u32,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -263,6 +298,27 @@ pub(crate) fn check(
                         m,
                         format!("unknown mode `{}`; expected exclusive, naive, mps, mps-limited or mig", m.value),
                     ));
+                }
+            }
+        }
+        if let Some(i) = &c.interleaved_baselines {
+            if i.between.value == 0 {
+                diags.push(Diagnostic::spanned(f, t, &i.between, "`between` must be at least 1".to_string()));
+            }
+            if i.runs_per_invocation.value < 2 {
+                diags.push(Diagnostic::spanned(
+                    f,
+                    t,
+                    &i.runs_per_invocation,
+                    format!(
+                        "`runs_per_invocation` must be at least 2 (a run before and one after), not {}",
+                        i.runs_per_invocation.value
+                    ),
+                ));
+            }
+            for m in &i.models {
+                if !spec.models.contains_key(&m.model.value) {
+                    diags.push(d(&m.model, format!("unknown model `{}`", m.model.value)));
                 }
             }
         }

@@ -121,6 +121,11 @@ pub struct RunMeta {
     /// seconds); absent when the invocation did not settle.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settled: Option<String>,
+    /// The runner invocation that made the run: when it started (RFC 3339 UTC). With the
+    /// GPU's UUID it names the host and the stretch of time whose interleaved baselines the
+    /// run is divided by; absent in older traces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invocation: Option<String>,
 }
 
 impl RunMeta {

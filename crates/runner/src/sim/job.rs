@@ -161,6 +161,7 @@ fn default_params(job: &JobFile) -> FakeParams {
             training: job.training.clone(),
         }],
         protocol: None,
+        interleaved: false,
     };
     let s = colloc_plan::perf::model_workload(&gpu, &w);
     let j = &s.jobs[0];

@@ -89,6 +89,7 @@ pub fn workload(id: &str, mode: Mode, jobs: Vec<PlannedJob>) -> PlannedWorkload 
         estimated_seconds: 60.0,
         jobs,
         protocol: None,
+        interleaved: false,
     }
 }
 
@@ -124,9 +125,12 @@ pub fn plan(workloads: Vec<PlannedWorkload>) -> Plan {
             infeasible: 0,
             runs,
             estimated_gpu_seconds: 60.0 * runs as f64,
+            interleaved_runs: 0,
+            interleaved_seconds: 0.0,
         },
         workloads,
         spec_hash: "0".repeat(64),
+        interleave: None,
     }
 }
 
