@@ -11,7 +11,7 @@ use colloc_trace::meta::RunStatus;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::{
-    Baseline, BaselineHost, BaselineStats, HostBaseline, InterferenceCell, JobRun, JobStats, Measures, Metric,
+    Baseline, BaselineHost, BaselineRun, BaselineStats, HostBaseline, InterferenceCell, JobRun, JobStats, Measures, Metric,
     ModeComparison, PlannedJobInfo, RunResult, Source, Stats, WorkloadForm, WorkloadResult, WorkloadStats,
 };
 use crate::stats::{get, stats_by, FrameBuilder};
@@ -145,9 +145,48 @@ pub(crate) fn short_host(host: Option<&str>) -> String {
     }
 }
 
-/// Fills per-job slowdowns and the runs' aggregate ratios from the baselines: each job
-/// divided by its model alone on the run's own host when that host has such runs, else by
-/// the baseline pooled over the hosts that have (the run is then marked, with a note).
+/// A counted run alone that ratios may divide by.
+struct Candidate {
+    run_id: String,
+    host: Option<String>,
+    invocation: Option<String>,
+    /// The middle of its window, host monotonic seconds (comparable within an invocation).
+    at: f64,
+    throughput: f64,
+    ci_rel: Option<f64>,
+    first_on_host: bool,
+}
+
+/// The middle of a run's window (NaN without one).
+fn midpoint(r: &RunResult) -> f64 {
+    r.window.map_or(f64::NAN, |w| (w.start_mono + w.end_mono) / 2.0)
+}
+
+/// The runs that were their host's first (in their invocation where the trace names it,
+/// else in the campaign) with no settling run before them: by start time, among the runs
+/// that started jobs.
+fn first_runs(runs: &[RunResult]) -> BTreeSet<String> {
+    let mut first: BTreeMap<(Option<&str>, Option<&str>), &RunResult> = BTreeMap::new();
+    for r in runs.iter().filter(|r| !r.jobs.is_empty() && matches!(r.status, RunStatus::Ok | RunStatus::Failed)) {
+        let key = (r.host_id.as_deref(), r.invocation.as_deref());
+        match first.get(&key) {
+            Some(f) if (f.started_at.as_str(), f.run_id.as_str()) <= (r.started_at.as_str(), r.run_id.as_str()) => {}
+            _ => {
+                first.insert(key, r);
+            }
+        }
+    }
+    first.values().filter(|r| !r.settled).map(|r| r.run_id.clone()).collect()
+}
+
+/// How many runs alone, nearest in time, an interleaved ratio divides by.
+const NEAREST: usize = 3;
+
+/// Fills per-job slowdowns and the runs' aggregate ratios from the runs alone: each job
+/// divided by the median of the (up to three) runs of its model alone nearest in time on
+/// the run's own host in the run's own invocation (interleaved baselines), else of every
+/// such run on its host, else of those pooled over the hosts that have them (the run is
+/// then marked, with a note). Each job records the runs it was divided by.
 pub(crate) fn apply_baselines(
     runs: &mut [RunResult],
     workloads: &BTreeMap<String, PlannedWorkload>,
@@ -156,23 +195,69 @@ pub(crate) fn apply_baselines(
     let of = |b: &Baseline| (b.model.clone(), b.dataset.clone(), b.batch_size, b.data.clone(), b.protocol.clone());
     let alone: BTreeMap<BaselineKey, &Baseline> =
         baselines.iter().filter(|b| b.stats.throughput.is_some()).map(|b| (of(b), b)).collect();
+    let firsts = first_runs(runs);
+    // Per baseline key, its counted runs (of the mode the baseline was taken from).
+    let mut candidates: BTreeMap<BaselineKey, Vec<Candidate>> = BTreeMap::new();
+    for r in runs.iter().filter(|r| counted(r)) {
+        let Some(w) = workloads.get(&r.workload_id) else { continue };
+        if !w.is_baseline() {
+            continue;
+        }
+        let key = baseline_key(w, 0);
+        if alone.get(&key).is_none_or(|b| b.mode != w.mode) {
+            continue;
+        }
+        let Some(t) = r.jobs.first().and_then(|j| j.throughput).filter(|t| *t > 0.0) else { continue };
+        candidates.entry(key).or_default().push(Candidate {
+            run_id: r.run_id.clone(),
+            host: r.host_id.clone(),
+            invocation: r.invocation.clone(),
+            at: midpoint(r),
+            throughput: t,
+            ci_rel: r.jobs[0].throughput_ci.map(|c| c.relative_half_width),
+            first_on_host: firsts.contains(&r.run_id),
+        });
+    }
     for r in runs.iter_mut().filter(|r| r.status == RunStatus::Ok) {
         let Some(w) = workloads.get(&r.workload_id) else { continue };
         let mut ratio = Some(0.0);
+        let at = midpoint(r);
         // Per baseline used from other hosts: the jobs that used it.
         let mut cross: BTreeMap<BaselineKey, Vec<u32>> = BTreeMap::new();
         for (i, job) in r.jobs.iter_mut().enumerate() {
             let key = baseline_key(w, i);
-            let b = alone.get(&key);
-            let same = b.and_then(|b| b.hosts.iter().find(|h| h.host_id == r.host_id)).map(|h| h.throughput.median);
-            let (base, from) = match same {
-                Some(t) => (Some(t), BaselineHost::SameHost),
-                None => (b.and_then(|b| b.stats.throughput).map(|t| t.median), BaselineHost::OtherHosts),
+            let all = candidates.get(&key).map(Vec::as_slice).unwrap_or(&[]);
+            let same_host: Vec<&Candidate> = all.iter().filter(|c| c.host == r.host_id).collect();
+            let interleaved: Vec<&Candidate> = same_host
+                .iter()
+                .copied()
+                .filter(|c| r.invocation.is_some() && c.invocation == r.invocation && c.at.is_finite() && at.is_finite())
+                .collect();
+            let (mut chosen, from) = if !interleaved.is_empty() {
+                let mut near = interleaved;
+                near.sort_by(|a, b| (a.at - at).abs().total_cmp(&(b.at - at).abs()).then(a.run_id.cmp(&b.run_id)));
+                near.truncate(NEAREST);
+                (near, BaselineHost::Interleaved)
+            } else if !same_host.is_empty() {
+                (same_host, BaselineHost::SameHost)
+            } else {
+                (all.iter().collect(), BaselineHost::OtherHosts)
             };
+            chosen.sort_by(|a, b| a.run_id.cmp(&b.run_id));
+            let base = Stats::of(chosen.iter().map(|c| c.throughput)).map(|s| s.median);
             match (base.filter(|b| *b > 0.0), job.throughput) {
                 (Some(b), Some(t)) if t > 0.0 => {
                     job.slowdown = Some(b / t);
                     job.baseline_host = Some(from);
+                    job.baseline_runs = chosen
+                        .iter()
+                        .map(|c| BaselineRun {
+                            run_id: c.run_id.clone(),
+                            throughput: c.throughput,
+                            ci_rel: c.ci_rel,
+                            first_on_host: c.first_on_host,
+                        })
+                        .collect();
                     ratio = ratio.map(|s| s + t / b);
                     if from == BaselineHost::OtherHosts {
                         cross.entry(key).or_default().push(job.index);
@@ -288,7 +373,13 @@ pub(crate) fn workload_results(
                         .count() as u32
                 })
                 .collect(),
+            intervals: None,
+            implausible: Vec::new(),
         });
+        let last = out.last_mut().expect("just pushed");
+        let counted_runs: Vec<&RunResult> = mine.iter().copied().filter(|r| counted(r)).collect();
+        last.intervals = crate::intervals::of_workload(id, &counted_runs);
+        last.implausible = implausible(w, last, &counted_runs);
     }
     out.sort_by(|a, b| {
         (a.experiment, &a.label, &a.data, a.mode, &a.layout, &a.id).cmp(&(
@@ -301,6 +392,42 @@ pub(crate) fn workload_results(
         ))
     });
     Ok(out)
+}
+
+/// Why a workload's ratios are not to be trusted as they stand (see
+/// [`WorkloadResult::implausible`]). A run alone is measured against its neighbours, so only
+/// workloads that are not baselines are judged by their ANTT and STP.
+fn implausible(w: &PlannedWorkload, r: &WorkloadResult, runs: &[&RunResult]) -> Vec<String> {
+    let mut out = Vec::new();
+    if !w.is_baseline() {
+        if let Some(a) = r.stats.antt.filter(|a| a.median < 1.0) {
+            out.push(format!(
+                "ANTT {:.2} is below 1: every job ran faster beside the others than its model alone",
+                a.median
+            ));
+        }
+        if let Some(s) = r.stats.aggregate_ratio.filter(|s| s.median > w.jobs.len() as f64) {
+            out.push(format!("STP {:.2} is above its {} job(s): more than each job alone, summed", s.median, w.jobs.len()));
+        }
+    }
+    let jobs = || runs.iter().flat_map(|r| r.jobs.iter()).filter(|j| j.slowdown.is_some());
+    if jobs().any(|j| j.baseline_runs.len() == 1) {
+        out.push("a ratio rests on one run of its model alone".to_string());
+    }
+    let mut first: Vec<&str> = jobs()
+        .flat_map(|j| j.baseline_runs.iter())
+        .filter(|b| b.first_on_host)
+        .map(|b| b.run_id.as_str())
+        .collect();
+    first.sort();
+    first.dedup();
+    if !first.is_empty() {
+        out.push(format!(
+            "a ratio rests on its host's first run with nothing before it to settle the host ({})",
+            first.join(", ")
+        ));
+    }
+    out
 }
 
 fn job_key(workload: &str, job: usize) -> Vec<String> {

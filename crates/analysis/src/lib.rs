@@ -37,6 +37,7 @@ mod claims;
 mod exact;
 mod gpu_use;
 mod host_use;
+mod intervals;
 mod load;
 mod model;
 mod per_run;
@@ -55,9 +56,9 @@ pub use crate::{
         claim_workloads, evaluate, validate_claims, CheckOutcome, ClaimOutcome, SourceOutcome, Verdict, DATA_CLOSENESS,
     },
     model::{
-        brief_reason, Baseline, BaselineHost, BaselineStats, GpuTarget, HostBaseline, InterferenceCell, JobRun,
+        brief_reason, Baseline, BaselineHost, BaselineRun, BaselineStats, GpuTarget, HostBaseline, InterferenceCell, JobRun,
         JobStats, MixClass, ModeComparison, PendingWorkload, PlannedJobInfo, ProtocolValidation, Provenance, Results,
-        RunResult, Stats, ThroughputCi, Timeline, TimelinePoint, Utilisation, Window, WorkloadForm, WorkloadResult,
+        RatioIntervals, RunResult, Stats, ThroughputCi, Timeline, TimelinePoint, Utilisation, Window, WorkloadForm, WorkloadResult,
         WorkloadStats, PROTOCOL_GOAL,
     },
 };

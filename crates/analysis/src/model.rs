@@ -394,6 +394,13 @@ pub struct RunResult {
     /// having no run of that model alone (a note names it).
     #[serde(default)]
     pub cross_host_baseline: bool,
+    /// The runner invocation that made the run (`meta.json` → `invocation`); absent in
+    /// older traces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invocation: Option<String>,
+    /// The runner made an unrecorded run first on this host in the invocation (`--settle`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub settled: bool,
     /// A process of no job was on the GPU during the run's measurement (`meta.json` →
     /// `telemetry.foreign_processes`; a note names it): its numbers are disturbed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -452,6 +459,10 @@ pub struct JobRun {
     /// run of the model alone) the one pooled over the other hosts. `None` without a ratio.
     #[serde(default)]
     pub baseline_host: Option<BaselineHost>,
+    /// The runs alone whose median `slowdown` divides by, with their throughputs (what the
+    /// intervals resample); empty without a ratio.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub baseline_runs: Vec<BaselineRun>,
     /// The 95% confidence interval of `throughput` by batch means (see [`ThroughputCi`]);
     /// `None` with the reason in `throughput_ci_missing`.
     #[serde(default)]
@@ -489,6 +500,7 @@ impl JobRun {
             epoch_start_seconds: None,
             slowdown: None,
             baseline_host: None,
+            baseline_runs: Vec::new(),
             throughput_ci: None,
             throughput_ci_missing: None,
             data_wait_share: None,
@@ -503,10 +515,43 @@ impl JobRun {
     }
 }
 
+/// One run alone that a job's ratio divides by (with others: their median).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BaselineRun {
+    pub run_id: String,
+    /// Its throughput, images per second.
+    pub throughput: f64,
+    /// The relative half-width of its window's 95% interval, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci_rel: Option<f64>,
+    /// It was its host's first run in the campaign (or in its invocation) with no settling
+    /// run before it: a freshly started host reads slow.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub first_on_host: bool,
+}
+
+/// The 95% intervals of a workload's ratios (percentile bootstrap over its repetitions,
+/// the baseline runs each ratio divides by, and each job's window interval).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RatioIntervals {
+    /// STP `[low, high]`.
+    pub stp: [f64; 2],
+    pub antt: [f64; 2],
+    pub fairness: [f64; 2],
+    /// The aggregate throughput `[low, high]` (repetitions and window intervals only: no
+    /// baseline).
+    pub aggregate_throughput: [f64; 2],
+    /// Resamples drawn.
+    pub resamples: u32,
+}
+
 /// Which host's runs alone a job's ratio divides by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BaselineHost {
+    /// The median of the model's runs alone made on the run's own host in the run's own
+    /// invocation, the (up to) three nearest to it in time: baselines interleaved with it.
+    Interleaved,
     /// The median of the model's runs alone on the run's own host.
     SameHost,
     /// The run's host has no run of the model alone: the median pooled over every host
@@ -621,6 +666,16 @@ pub struct WorkloadResult {
     /// [`RunResult::disturbed`]).
     #[serde(default)]
     pub disturbed_runs: u32,
+    /// The 95% intervals of STP, ANTT, fairness and the aggregate throughput; `None`
+    /// without a ratio.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intervals: Option<RatioIntervals>,
+    /// Why the workload's ratios are not to be trusted as they stand: ANTT below 1 (every
+    /// job faster beside others than alone), STP above the number of jobs, a ratio resting
+    /// on one run alone or on a host's first run. Marked § in the tables and figures and
+    /// counted in the claims' evidence.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub implausible: Vec<String>,
 }
 
 impl WorkloadResult {

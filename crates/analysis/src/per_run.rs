@@ -90,6 +90,8 @@ pub(crate) fn analyse_run(run: &RunData, measured: Measurement) -> RunAnalysis {
         aggregate_throughput: None,
         aggregate_ratio: None,
         cross_host_baseline: false,
+        invocation: m.invocation.clone(),
+        settled: m.settled.is_some(),
         disturbed: false,
         utilisation: None,
         energy_per_image_j: None,
