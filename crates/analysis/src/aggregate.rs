@@ -396,18 +396,29 @@ pub(crate) fn workload_results(
 
 /// Why a workload's ratios are not to be trusted as they stand (see
 /// [`WorkloadResult::implausible`]). A run alone is measured against its neighbours, so only
-/// workloads that are not baselines are judged by their ANTT and STP.
+/// workloads that are not baselines are judged by their ANTT and STP, and those beyond
+/// their own 95% interval (ANTT's upper bound below 1, STP's lower bound above the jobs).
 fn implausible(w: &PlannedWorkload, r: &WorkloadResult, runs: &[&RunResult]) -> Vec<String> {
     let mut out = Vec::new();
+    // Judged beyond the value's own uncertainty: by its 95% interval where it has one.
+    let (antt_hi, stp_lo) = match r.intervals {
+        Some(i) => (Some(i.antt[1]), Some(i.stp[0])),
+        None => (r.stats.antt.map(|a| a.median), r.stats.aggregate_ratio.map(|s| s.median)),
+    };
     if !w.is_baseline() {
-        if let Some(a) = r.stats.antt.filter(|a| a.median < 1.0) {
+        if let (Some(a), Some(hi)) = (r.stats.antt, antt_hi.filter(|hi| *hi < 1.0)) {
             out.push(format!(
-                "ANTT {:.2} is below 1: every job ran faster beside the others than its model alone",
+                "ANTT {:.2} is below 1 (its 95% interval too, up to {hi:.2}): every job ran faster beside the others than its model alone",
                 a.median
             ));
         }
-        if let Some(s) = r.stats.aggregate_ratio.filter(|s| s.median > w.jobs.len() as f64) {
-            out.push(format!("STP {:.2} is above its {} job(s): more than each job alone, summed", s.median, w.jobs.len()));
+        let n = w.jobs.len() as f64;
+        if let (Some(s), Some(_)) = (r.stats.aggregate_ratio, stp_lo.filter(|lo| *lo > n)) {
+            out.push(format!(
+                "STP {:.2} is above its {} job(s), its 95% interval too: more than each job alone, summed",
+                s.median,
+                w.jobs.len()
+            ));
         }
     }
     let jobs = || runs.iter().flat_map(|r| r.jobs.iter()).filter(|j| j.slowdown.is_some());

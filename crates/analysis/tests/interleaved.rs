@@ -62,6 +62,11 @@ fn every_ratio_has_an_interval_around_its_value() {
             // One repetition: the interval is that of its baselines and windows around it.
             assert!(i.stp[0] <= i.stp[1], "{}: {:?}", w.id, i.stp);
             assert!(i.stp[0] <= stp * 1.02 && stp * 0.98 <= i.stp[1], "{campaign} {}: {stp} outside {:?}", w.id, i.stp);
+            for (what, value, iv) in [("ANTT", w.stats.antt, i.antt), ("fairness", w.stats.fairness, i.fairness)] {
+                let v = value.unwrap().median;
+                assert!(iv[0] <= v * 1.02 && v * 0.98 <= iv[1], "{campaign} {}: {what} {v} outside {iv:?}", w.id);
+            }
+            assert!(i.fairness[1] <= 1.0, "fairness is at most 1");
             with += 1;
         }
         assert!(with > 5, "{campaign}: {with}");

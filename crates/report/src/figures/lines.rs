@@ -1,4 +1,5 @@
-//! Panels of lines with median markers and min–max bars, on a shared style.
+//! Panels of lines with median markers and bars (min–max, or the 95% interval where the
+//! caller gives it), on a shared style.
 
 use anyhow::Result;
 use colloc_analysis::Stats;
@@ -40,6 +41,8 @@ pub(super) struct Mark {
     pub lift: i32,
     pub color: RGBColor,
     pub marker: Marker,
+    /// Drawn filled; else a ring, larger, around what it marks.
+    pub filled: bool,
 }
 
 pub(super) struct Panel {
@@ -188,7 +191,8 @@ where
         }
         for m in &p.marks {
             let c = chart.backend_coord(&(m.x, m.y));
-            draw_marker(root, m.marker, (c.0, c.1 - m.lift), 8, m.color, true)?;
+            let size = if m.filled { 8 } else { 11 };
+            draw_marker(root, m.marker, (c.0, c.1 - m.lift), size, m.color, m.filled)?;
         }
     }
     Ok(())

@@ -84,6 +84,7 @@ where
                             lift: 0,
                             color: ALERT,
                             marker: Marker::Cross,
+                            filled: true,
                         });
                     }
                 }

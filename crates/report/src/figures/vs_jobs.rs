@@ -23,7 +23,11 @@ pub(super) enum Metric {
 impl Metric {
     fn value(self, w: &WorkloadResult) -> Option<Stats> {
         match self {
-            Metric::Ratio => w.stats.aggregate_ratio,
+            // The bars of a ratio are its 95% interval where the analysis gave one.
+            Metric::Ratio => w.stats.aggregate_ratio.map(|s| match w.intervals {
+                Some(i) => Stats { min: i.stp[0], max: i.stp[1], ..s },
+                None => s,
+            }),
             Metric::EpochTime => w.stats.per_job_epoch_seconds,
             Metric::Energy => w.stats.energy_per_image_j,
         }
@@ -76,6 +80,7 @@ where
     // Modes with a further layout at some job count, drawn hollow.
     let mut hollow_modes: Vec<Mode> = Vec::new();
     let mut any_oom = false;
+    let mut any_implausible = false;
     for ((exp, _, model, dataset, batch), ws) in &groups {
         let mut series = Vec::new();
         for mode in MODES.iter().copied().filter(|m| *m != Mode::Exclusive) {
@@ -129,8 +134,25 @@ where
         any_oom |= !oom.is_empty();
         let marks = oom
             .into_iter()
-            .map(|n| Mark { x: n as f64, y: 0.0, lift: 12, color: ALERT, marker: Marker::Cross })
-            .collect();
+            .map(|n| Mark { x: n as f64, y: 0.0, lift: 12, color: ALERT, marker: Marker::Cross, filled: true })
+            .collect::<Vec<_>>();
+        // A ratio marked implausible (§ in the tables): a ring around its marker.
+        let mut marks = marks;
+        if metric == Metric::Ratio {
+            for w in ws.iter().filter(|w| w.mode != Mode::Exclusive && !w.implausible.is_empty()) {
+                if let Some(v) = w.stats.aggregate_ratio {
+                    any_implausible = true;
+                    marks.push(Mark {
+                        x: w.n_jobs() as f64,
+                        y: v.median,
+                        lift: 0,
+                        color: ALERT,
+                        marker: Marker::Circle,
+                        filled: false,
+                    });
+                }
+            }
+        }
         panels.push(Panel { title: format!("{model} · {dataset} · b{batch} (exp. {exp})"), series, hlines, marks });
     }
     if panels.is_empty() {
@@ -161,6 +183,9 @@ where
     entries.push(("alone on the whole GPU".into(), INK, Key::Dashed));
     if any_oom {
         entries.push(("out of memory".into(), ALERT, Key::Mark(Marker::Cross, true)));
+    }
+    if any_implausible {
+        entries.push(("implausible (§ in the tables)".into(), ALERT, Key::Mark(Marker::Circle, false)));
     }
     // The key looks like the hollow markers drawn: the mode's own when one mode has them.
     match hollow_modes.as_slice() {

@@ -11,10 +11,12 @@ pub(crate) fn render(t: &Table) -> String {
     }
     let any = |i: usize, f: fn(&Cell) -> bool| t.rows.iter().any(|r| r.get(i).is_some_and(f));
     let stats_cols: Vec<bool> =
-        (0..t.columns.len()).map(|i| any(i, |c| matches!(c, Cell::Stats(_) | Cell::Marked(..)))).collect();
+        (0..t.columns.len()).map(|i| any(i, |c| matches!(c, Cell::Stats(_) | Cell::Marked(..) | Cell::Ratio(..)))).collect();
     let cross_cols: Vec<bool> = (0..t.columns.len()).map(|i| any(i, |c| c.marks().cross_host)).collect();
     let disturbed_cols: Vec<bool> = (0..t.columns.len()).map(|i| any(i, |c| c.marks().disturbed)).collect();
     let ci_cols: Vec<bool> = (0..t.columns.len()).map(|i| any(i, |c| matches!(c, Cell::Ci(_)))).collect();
+    let ratio_cols: Vec<bool> = (0..t.columns.len()).map(|i| any(i, |c| matches!(c, Cell::Ratio(..)))).collect();
+    let implausible_cols: Vec<bool> = (0..t.columns.len()).map(|i| any(i, |c| c.marks().implausible)).collect();
     let mut header = Vec::new();
     for (i, c) in t.columns.iter().enumerate() {
         let h = c.header_with_unit();
@@ -25,6 +27,10 @@ pub(crate) fn render(t: &Table) -> String {
             header.push(format!("{h} median"));
             header.push(format!("{h} min"));
             header.push(format!("{h} max"));
+            if ratio_cols[i] {
+                header.push(format!("{h} 95% low"));
+                header.push(format!("{h} 95% high"));
+            }
         } else {
             header.push(h.clone());
         }
@@ -34,6 +40,9 @@ pub(crate) fn render(t: &Table) -> String {
         if disturbed_cols[i] {
             header.push(format!("{} from a disturbed run", c.header));
         }
+        if implausible_cols[i] {
+            header.push(format!("{} implausible", c.header));
+        }
     }
     line(&mut out, &header);
     for row in &t.rows {
@@ -42,10 +51,18 @@ pub(crate) fn render(t: &Table) -> String {
             let q = t.columns[i].quantity.unwrap_or(crate::format::Quantity::Plain);
             let num = |v: Option<f64>| v.map(|v| q.number(v)).unwrap_or_default();
             match cell {
-                Cell::Stats(s) | Cell::Marked(s, _) => {
+                Cell::Stats(s) | Cell::Marked(s, _) | Cell::Ratio(s, _, _) => {
                     fields.push(num(s.map(|s| s.median)));
                     fields.push(num(s.map(|s| s.min)));
                     fields.push(num(s.map(|s| s.max)));
+                    if ratio_cols[i] {
+                        let interval = match cell {
+                            Cell::Ratio(_, i, _) => *i,
+                            _ => None,
+                        };
+                        fields.push(num(interval.map(|i| i[0])));
+                        fields.push(num(interval.map(|i| i[1])));
+                    }
                 }
                 Cell::Ci(s) => {
                     let share =
@@ -58,6 +75,10 @@ pub(crate) fn render(t: &Table) -> String {
                     fields.push(plain(t, i, other));
                     fields.push(String::new());
                     fields.push(String::new());
+                    if ratio_cols[i] {
+                        fields.push(String::new());
+                        fields.push(String::new());
+                    }
                 }
                 other if ci_cols[i] => {
                     fields.push(plain(t, i, other));
@@ -72,6 +93,9 @@ pub(crate) fn render(t: &Table) -> String {
             if disturbed_cols[i] {
                 fields.push(yes(cell.marks().disturbed));
             }
+            if implausible_cols[i] {
+                fields.push(yes(cell.marks().implausible));
+            }
         }
         line(&mut out, &fields);
     }
@@ -84,7 +108,7 @@ fn plain(t: &Table, col: usize, cell: &Cell) -> String {
         Cell::Value(v) => {
             v.map(|v| t.columns[col].quantity.unwrap_or(crate::format::Quantity::Plain).number(v)).unwrap_or_default()
         }
-        Cell::Stats(_) | Cell::Marked(..) | Cell::Ci(_) => unreachable!("handled by the caller"),
+        Cell::Stats(_) | Cell::Marked(..) | Cell::Ratio(..) | Cell::Ci(_) => unreachable!("handled by the caller"),
     }
 }
 
@@ -123,7 +147,7 @@ mod tests {
                     Cell::text("d"),
                     Cell::Marked(
                         Some(Stats { median: 1.5, min: 1.5, max: 1.5, n: 1 }),
-                        crate::tables::Marks { cross_host: true, disturbed: false },
+                        crate::tables::Marks { cross_host: true, ..Default::default() },
                     ),
                 ],
             ],
@@ -144,7 +168,7 @@ mod tests {
 
     #[test]
     fn a_disturbed_value_is_marked_in_every_format() {
-        let marks = crate::tables::Marks { cross_host: false, disturbed: true };
+        let marks = crate::tables::Marks { disturbed: true, ..Default::default() };
         let t = Table {
             id: "t",
             title: "T".into(),

@@ -49,6 +49,7 @@ pub(crate) fn escape(s: &str) -> String {
             '±' => out.push_str("$\\pm$"),
             '†' => out.push_str("\\textsuperscript{\\dag}"),
             '‡' => out.push_str("\\textsuperscript{\\ddag}"),
+            '§' => out.push_str("\\textsuperscript{\\S}"),
             'Σ' => out.push_str("$\\Sigma$"),
             '→' => out.push_str("$\\rightarrow$"),
             '·' => out.push_str("$\\cdot$"),

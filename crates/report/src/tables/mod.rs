@@ -22,6 +22,10 @@ pub(crate) enum Cell {
     /// run's ([`CROSS_HOST_MARK`]), some come from a run a foreign process disturbed
     /// ([`DISTURBED_MARK`]); shown after the number.
     Marked(Option<Stats>, Marks),
+    /// A ratio (STP, ANTT, fairness): the median over repetitions with its 95% interval
+    /// (shown in brackets in place of the repetitions' min–max, which it includes) and its
+    /// marks.
+    Ratio(Option<Stats>, Option<[f64; 2]>, Marks),
     /// The relative half-width of 95% confidence intervals (shares), over jobs and
     /// repetitions: `±0.4%` (the median), with the maximum in CSV and HTML.
     Ci(Option<Stats>),
@@ -31,19 +35,19 @@ impl Cell {
     pub(crate) fn text(s: impl Into<String>) -> Cell {
         Cell::Text(s.into())
     }
-    /// Ratio statistics, marked when some divide by another host's baseline or come from a
-    /// disturbed run.
-    pub(crate) fn ratio(s: Option<Stats>, marks: Marks) -> Cell {
-        if (marks.cross_host || marks.disturbed) && s.is_some() {
-            Cell::Marked(s, marks)
-        } else {
-            Cell::Stats(s)
+    /// Ratio statistics with their 95% interval (when the analysis gave one), marked when
+    /// some divide by another host's baseline, come from a disturbed run or are implausible.
+    pub(crate) fn ratio(s: Option<Stats>, interval: Option<[f64; 2]>, marks: Marks) -> Cell {
+        match (s, interval) {
+            (Some(_), Some(_)) => Cell::Ratio(s, interval, marks),
+            _ if (marks.cross_host || marks.disturbed || marks.implausible) && s.is_some() => Cell::Marked(s, marks),
+            _ => Cell::Stats(s),
         }
     }
 
     fn marks(&self) -> Marks {
         match self {
-            Cell::Marked(_, m) => *m,
+            Cell::Marked(_, m) | Cell::Ratio(_, _, m) => *m,
             _ => Marks::default(),
         }
     }
@@ -56,14 +60,34 @@ pub(crate) struct Marks {
     pub cross_host: bool,
     /// Some value comes from a run during whose window a foreign process was on the GPU.
     pub disturbed: bool,
+    /// The workload's ratios are implausible as they stand ([`IMPLAUSIBLE_MARK`]).
+    pub implausible: bool,
 }
 
 impl Marks {
     /// A workload's values: marked as its counted runs are.
     pub(crate) fn of(w: &WorkloadResult) -> Marks {
-        Marks { cross_host: w.cross_host_runs > 0, disturbed: w.disturbed_runs > 0 }
+        Marks { cross_host: w.cross_host_runs > 0, disturbed: w.disturbed_runs > 0, implausible: !w.implausible.is_empty() }
+    }
+
+    /// The marks as they follow a value: `†`, `‡`, `§`.
+    fn suffix(&self) -> String {
+        [(self.cross_host, CROSS_HOST_MARK), (self.disturbed, DISTURBED_MARK), (self.implausible, IMPLAUSIBLE_MARK)]
+            .iter()
+            .filter(|(on, _)| *on)
+            .map(|(_, m)| *m)
+            .collect()
     }
 }
+
+/// After a ratio of a workload marked implausible.
+pub(crate) const IMPLAUSIBLE_MARK: &str = "§";
+
+/// The legend of [`IMPLAUSIBLE_MARK`] (the reasons per workload follow it).
+pub(crate) const IMPLAUSIBLE_NOTE: &str = "§: implausible as it stands: ANTT below 1 (every job faster beside the others than alone), STP above the number of jobs, or a ratio resting on one run of the model alone or on a host's first run with nothing before it to settle the host; the reasons per workload follow.";
+
+/// The legend of the ratios' intervals.
+pub(crate) const INTERVAL_NOTE: &str = "STP, ANTT and fairness: the median over repetitions with its 95% interval in brackets, a percentile bootstrap (2,000 resamples) over the repetitions, the runs of each job's model alone that its ratio divides by, and each throughput's own window interval.";
 
 /// After a value from a run a foreign process disturbed.
 pub(crate) const DISTURBED_MARK: &str = "‡";
@@ -136,13 +160,14 @@ impl Table {
             Cell::Value(v) => q.opt(*v),
             Cell::Stats(s) => q.stats(*s),
             Cell::Marked(s, m) => match s {
-                Some(_) => format!(
-                    "{}{}{}",
-                    q.stats(*s),
-                    if m.cross_host { CROSS_HOST_MARK } else { "" },
-                    if m.disturbed { DISTURBED_MARK } else { "" }
-                ),
+                Some(_) => format!("{}{}", q.stats(*s), m.suffix()),
                 None => MISSING.to_string(),
+            },
+            Cell::Ratio(s, i, m) => match (s, i) {
+                (Some(s), Some([lo, hi])) => {
+                    format!("{} [{}–{}]{}", q.number(s.median), q.number(*lo), q.number(*hi), m.suffix())
+                }
+                _ => format!("{}{}", q.stats(*s), m.suffix()),
             },
             Cell::Ci(s) => s.map_or_else(|| MISSING.to_string(), |s| half_width(s.median)),
         }
@@ -173,6 +198,12 @@ impl Table {
         let any = |f: fn(&Cell) -> bool| self.rows.iter().flatten().any(f);
         if any(|c| matches!(c, Cell::Stats(_) | Cell::Marked(..))) {
             notes.push("Values are the median over repetitions, with min–max in parentheses.".to_string());
+        }
+        if any(|c| matches!(c, Cell::Ratio(..))) {
+            notes.push(INTERVAL_NOTE.to_string());
+        }
+        if any(|c| c.marks().implausible) {
+            notes.push(IMPLAUSIBLE_NOTE.to_string());
         }
         if any(|c| c.marks().cross_host) {
             notes.push(CROSS_HOST_NOTE.to_string());
@@ -215,6 +246,22 @@ pub(crate) fn status_notes<'a>(ws: impl IntoIterator<Item = &'a WorkloadResult>)
         .map(|((word, reason), who)| {
             let whom = if who.len() <= NAMED { who.join("; ") } else { format!("{} workloads", who.len()) };
             format!("{word} ({whom}): {reason}")
+        })
+        .collect()
+}
+
+/// One line per workload marked implausible ([`IMPLAUSIBLE_MARK`]): which, and why.
+pub(crate) fn implausible_notes<'a>(ws: impl IntoIterator<Item = &'a WorkloadResult>) -> Vec<String> {
+    ws.into_iter()
+        .filter(|w| !w.implausible.is_empty())
+        .map(|w| {
+            format!(
+                "{IMPLAUSIBLE_MARK} {} {} ({}): {}.",
+                w.label,
+                results::mode_label(w),
+                w.data,
+                w.implausible.join("; ")
+            )
         })
         .collect()
 }

@@ -5,7 +5,7 @@ use colloc_analysis::{Results, WorkloadResult};
 use colloc_spec::Mode;
 use colloc_trace::meta::RunStatus;
 
-use super::{status_notes, Cell, Column, Marks, Table};
+use super::{implausible_notes, status_notes, Cell, Column, Marks, Table};
 use crate::format::{number_word, Quantity};
 use crate::legend::{mix_classes, mix_experiments, mix_jobs_and_slices, mix_sizes};
 use crate::order::{is_mix, mix_position, mode_layout, mode_name, workload_key, MODES};
@@ -126,9 +126,9 @@ pub(crate) fn homogeneous(results: &Results) -> Table {
                 Cell::Stats(w.stats.per_job_epoch_seconds),
                 Cell::Stats(w.stats.aggregate_throughput),
                 Cell::Ci(w.stats.throughput_ci_rel),
-                Cell::ratio(w.stats.aggregate_ratio, Marks::of(w)),
-                Cell::ratio(w.stats.antt, Marks::of(w)),
-                Cell::ratio(w.stats.fairness, Marks::of(w)),
+                Cell::ratio(w.stats.aggregate_ratio, w.intervals.map(|i| i.stp), Marks::of(w)),
+                Cell::ratio(w.stats.antt, w.intervals.map(|i| i.antt), Marks::of(w)),
+                Cell::ratio(w.stats.fairness, w.intervals.map(|i| i.fairness), Marks::of(w)),
                 Cell::Stats(w.stats.mem_used_bytes_max),
                 Cell::Value(w.stats.mem_used_share.map(|s| s.median)),
             ]
@@ -169,6 +169,7 @@ pub(crate) fn homogeneous(results: &Results) -> Table {
         ]
         .into_iter()
         .chain(status_notes(ws.iter().copied()))
+        .chain(implausible_notes(ws.iter().copied()))
         .collect(),
         simulated: results.simulated,
     }
@@ -216,7 +217,8 @@ pub(crate) fn interference(results: &Results) -> Table {
                     None => Cell::text("·"),
                     Some(c) if c.normalised_throughput.is_some() => Cell::ratio(
                         c.normalised_throughput,
-                        Marks { cross_host: c.cross_host_baseline, disturbed: c.disturbed },
+                        None,
+                        Marks { cross_host: c.cross_host_baseline, disturbed: c.disturbed, implausible: false },
                     ),
                     Some(_) => Cell::text("—"),
                 });
@@ -290,7 +292,9 @@ pub(crate) fn mixes(results: &Results) -> Table {
         for m in &modes {
             row.push(match of(*m) {
                 None => Cell::text("·"),
-                Some(w) if w.stats.aggregate_ratio.is_some() => Cell::ratio(w.stats.aggregate_ratio, Marks::of(w)),
+                Some(w) if w.stats.aggregate_ratio.is_some() => {
+                    Cell::ratio(w.stats.aggregate_ratio, w.intervals.map(|i| i.stp), Marks::of(w))
+                }
                 Some(w) if !w.feasible || w.status == RunStatus::Infeasible => Cell::text("infeasible"),
                 Some(w) if w.status == RunStatus::Ok => Cell::text(match w.stats.aggregate_throughput {
                     Some(t) => format!("{} (no run alone)", Quantity::Throughput.with_unit(t.median)),
@@ -302,9 +306,14 @@ pub(crate) fn mixes(results: &Results) -> Table {
                 None => Cell::text("·"),
                 Some(w) => Cell::Ci(w.stats.throughput_ci_rel),
             });
-            for metric in [|w: &WorkloadResult| w.stats.antt, |w: &WorkloadResult| w.stats.fairness] {
+            type Metric = fn(&WorkloadResult) -> (Option<colloc_analysis::Stats>, Option<[f64; 2]>);
+            let metrics: [Metric; 2] = [
+                |w| (w.stats.antt, w.intervals.map(|i| i.antt)),
+                |w| (w.stats.fairness, w.intervals.map(|i| i.fairness)),
+            ];
+            for metric in metrics {
                 row.push(match of(*m) {
-                    Some(w) if metric(w).is_some() => Cell::ratio(metric(w), Marks::of(w)),
+                    Some(w) if metric(w).0.is_some() => Cell::ratio(metric(w).0, metric(w).1, Marks::of(w)),
                     _ => Cell::text("·"),
                 });
             }
@@ -340,6 +349,7 @@ pub(crate) fn mixes(results: &Results) -> Table {
                 results.target.as_ref().map_or_else(String::new, |g| format!("{} ", number_word(g.compute_slices as usize)))
             )])
         .chain(status_notes(mixes.iter().copied().filter(|w| w.status != RunStatus::Infeasible && w.feasible)))
+        .chain(implausible_notes(mixes.iter().copied()))
         .collect(),
         simulated: results.simulated,
     }
