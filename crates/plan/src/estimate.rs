@@ -48,13 +48,13 @@ pub fn workload_seconds(w: &PlannedWorkload, gpu: &GpuTarget, p: &Protocol) -> f
     (setup + body + TEARDOWN_SECONDS).round()
 }
 
-/// The interleaved baselines' runs a plan adds and their seconds, estimated per collocated
-/// workload: for each interleaved baseline it needs, its repetitions over `between` rounded
-/// up (one run after each stretch of `between`; the run before a stretch is the one after
-/// the last). The `runs_per_invocation - 1` before an invocation's first are not counted:
-/// how many invocations a campaign takes is not known in advance.
+/// The interleaved baselines' runs a plan adds and their seconds: per interleaved
+/// baseline, the collocated runs it divides over `between`, rounded up (one run of it after
+/// every `between` of them; the run before a stretch is the one after the last). The
+/// `runs_per_invocation - 1` before an invocation's first are not counted: how many
+/// invocations a campaign takes is not known in advance.
 pub fn interleaved(plan: &crate::model::Plan, i: crate::model::Interleave) -> (usize, f64) {
-    let (mut runs, mut seconds) = (0usize, 0.0);
+    let mut divided: std::collections::BTreeMap<&str, (u32, f64)> = std::collections::BTreeMap::new();
     for w in plan.workloads.iter().filter(|w| !w.is_baseline() && w.feasible && !w.jobs.is_empty()) {
         if w.mode == colloc_spec::Mode::Mig {
             continue;
@@ -64,12 +64,17 @@ pub fn interleaved(plan: &crate::model::Plan, i: crate::model::Interleave) -> (u
             if let Some(b) = plan.baseline_of(w, k).filter(|b| b.interleaved) {
                 if !needed.contains(&b.id.as_str()) {
                     needed.push(&b.id);
-                    let n = w.repetitions.div_ceil(i.between) as usize;
-                    runs += n;
-                    seconds += n as f64 * b.estimated_seconds;
+                    let e = divided.entry(&b.id).or_insert((0, b.estimated_seconds));
+                    e.0 += w.repetitions;
                 }
             }
         }
+    }
+    let (mut runs, mut seconds) = (0usize, 0.0);
+    for (n, each) in divided.values() {
+        let k = n.div_ceil(i.between) as usize;
+        runs += k;
+        seconds += k as f64 * each;
     }
     (runs, seconds)
 }

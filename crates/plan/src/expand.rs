@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 
-use colloc_spec::artifact::{CampaignDecl, PartDecl};
+use colloc_spec::artifact::{CampaignDecl, PartDecl, RepeatDecl};
 use colloc_spec::gpu::{GpuTable, MigProfile};
 use colloc_spec::written::{ImageFormat, Precision, Schedule, Source, TrainingDecl};
 use colloc_spec::{shown, Dataset, Protocol, ProtocolKind as SpecProtocolKind};
@@ -96,6 +96,28 @@ pub fn plan_project_campaign(project: &Project, campaign: &str, gpu: Option<&str
             }
         }
     }
+    for r in &c.repeat {
+        let (f, t) = &project.artifact_file;
+        if r.repetitions.value == 0 {
+            diags.push(Diagnostic::spanned(f, t, &r.repetitions, "`repetitions` must be at least 1".to_string()));
+            continue;
+        }
+        for pat in &r.workloads {
+            let mut any = false;
+            for w in workloads.iter_mut().filter(|w| RepeatDecl::selects(&pat.value, &w.id)) {
+                w.repetitions = r.repetitions.value;
+                any = true;
+            }
+            if !any {
+                diags.push(Diagnostic::spanned(
+                    f,
+                    t,
+                    pat,
+                    format!("`{}` selects no workload of campaign `{campaign}`", pat.value),
+                ));
+            }
+        }
+    }
     if let Some(t) = &c.timeline {
         for w in &mut workloads {
             w.timeline = w.experiment == t.experiment.value
@@ -163,6 +185,7 @@ pub fn plan_all(project: &Project, gpu: &str, protocol: &str) -> Result<Plan, Di
         repetitions: None,
         protocol: None,
         data_fraction: None,
+        dataset_fractions: Default::default(),
     };
     let mut diags = Vec::new();
     let mut workloads = Vec::new();
@@ -298,7 +321,7 @@ fn plan_workload(
             mig_class: j.mig.as_ref().filter(|_| uses_mig).map(|(s, _)| class_of(s)),
             mps_limits: (mode == Mode::MpsLimited).then(|| prof.map(|p| mps_limits(gpu, p))).flatten(),
             mig_slice: prof.map(mig_slice),
-            data: job_data(ds, source_of(ds), part.data_fraction.as_ref().map_or(protocol.data_fraction, |f| f.value)),
+            data: job_data(ds, source_of(ds), part.fraction_of(&j.dataset, protocol.data_fraction)),
             training: training(&j.training, j.batch_size, model.input_size),
         });
     }

@@ -176,3 +176,44 @@ fn a_workload_under_its_parts_own_protocol_follows_its_twin() {
     assert!(quick.workloads.iter().all(|w| w.protocol.is_none()));
     assert_eq!(quick.workloads[0].id, "e33-resnet26-cifar10-x1-exclusive@syn");
 }
+
+/// The whole-paper campaign: the CIFAR-10-like set whole and the ImageNet-like sets at the
+/// protocol's share (`dataset_fractions`), its representative workloads repeated
+/// (`repeat`), and its runs alone held by the host's CPU interleaved (`interleaved_baselines`),
+/// their runs counted in the estimate.
+#[test]
+fn dataset_fractions_repeat_and_interleaved_baselines_shape_the_plan() {
+    let plan = colloc_plan::plan_campaign(&root(), "h200-paper", None).unwrap();
+    let get = |id: &str| plan.workloads.iter().find(|w| w.id == id).unwrap_or_else(|| panic!("no {id}"));
+    assert_eq!(get("e33-resnet26-cifar10-x7-naive@gen").jobs[0].data.fraction, 1.0);
+    assert_eq!(get("e33-resnet50-imagenet64-x7-naive@gen").jobs[0].data.fraction, 0.05);
+    // A mix reads each of its datasets at that dataset's share.
+    let mix = get("e37-L+M+S-mps@gen");
+    let fractions: Vec<(&str, f64)> = mix.jobs.iter().map(|j| (j.dataset.as_str(), j.data.fraction)).collect();
+    assert!(fractions.contains(&("cifar10", 1.0)) && fractions.contains(&("imagenet", 0.05)), "{fractions:?}");
+    assert_eq!(mix.repetitions, 3);
+    assert_eq!(get("e37-L+M+S-mps@syn").repetitions, 1);
+    assert_eq!(get("e35-cait_xxs24_224-cifar10-x7-mps@gen").repetitions, 3);
+    assert_eq!(get("e35-cait_xxs24_224-cifar10-x3-mps@gen").repetitions, 1);
+    // Interleaved: every model alone on files, and resnet152 at batch 32 on any data.
+    assert!(get("e33-resnet26-cifar10-x1-exclusive@gen").interleaved);
+    assert!(!get("e33-resnet26-cifar10-x1-exclusive@syn").interleaved);
+    assert!(get("e34-resnet152-imagenet-x1-exclusive@syn").interleaved);
+    assert!(!get("e33-resnet152-imagenet-x1-exclusive@syn").interleaved);
+    let i = plan.interleave.expect("the campaign interleaves");
+    assert_eq!((i.between, i.runs_per_invocation), (3, 3));
+    let t = &plan.totals;
+    assert!(t.interleaved_runs > 50 && t.interleaved_seconds > 0.0, "{t:?}");
+    let planned: f64 = plan.workloads.iter().map(|w| w.estimated_seconds * w.repetitions as f64).sum();
+    assert!((t.estimated_gpu_seconds - planned - t.interleaved_seconds).abs() < 1e-6);
+}
+
+#[test]
+fn a_repeat_pattern_that_selects_nothing_is_an_error_at_its_place() {
+    let (_d, project) = project_with(|a| {
+        a.replace("          - e37-L+M+S-mps@gen\n", "          - e37-L+M+S-mps@gen\n          - e99-nothing-*\n")
+    });
+    let err = plan_project_campaign(&project, "h200-paper", None).unwrap_err().to_string();
+    assert!(err.contains("`e99-nothing-*` selects no workload of campaign `h200-paper`"), "{err}");
+    assert!(err.contains("artifact.yaml:"), "{err}");
+}

@@ -102,6 +102,10 @@ pub struct CampaignDecl {
     /// How the campaign differs from the paper's protocol, in words.
     #[serde(default)]
     pub differs_from_paper: Option<String>,
+    /// Further workloads with more repetitions than their part's (after `headline`): e.g. one
+    /// representative workload of each experiment.
+    #[serde(default)]
+    pub repeat: Vec<RepeatDecl>,
     /// Baselines the runner measures interleaved with the collocated runs divided by them,
     /// on the same host and in the same invocation (absent: each host's baselines once).
     #[serde(default)]
@@ -128,6 +132,27 @@ pub struct InterleaveDecl {
     /// Baseline runs of each model and data on each host and invocation (≥ 2).
     #[schemars(with = "u32")]
     pub runs_per_invocation: Spanned<u32>,
+}
+
+/// Workloads, by id, that get `repetitions`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RepeatDecl {
+    /// Workload ids of the campaign's plan; one ending in `*` selects the ids it begins.
+    #[schemars(with = "Vec<String>")]
+    pub workloads: Vec<Spanned<String>>,
+    #[schemars(with = "u32")]
+    pub repetitions: Spanned<u32>,
+}
+
+impl RepeatDecl {
+    /// Whether `pattern` (an id, or a prefix ending in `*`) selects workload `id`.
+    pub fn selects(pattern: &str, id: &str) -> bool {
+        match pattern.strip_suffix('*') {
+            Some(prefix) => id.starts_with(prefix),
+            None => id == pattern,
+        }
+    }
 }
 
 /// A model at a batch size.
@@ -174,6 +199,22 @@ pub struct PartDecl {
     #[serde(default)]
     #[schemars(with = "Option<f64>")]
     pub data_fraction: Option<Spanned<f64>>,
+    /// Per dataset, its share in (0, 1] over `data_fraction`: e.g. `{ cifar10: 1.0 }` reads
+    /// the whole CIFAR-10-like set while the larger sets stay at the protocol's share.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, f64>")]
+    pub dataset_fractions: BTreeMap<String, Spanned<f64>>,
+}
+
+impl PartDecl {
+    /// The share of generated dataset `dataset` this part's jobs use, with the protocol's
+    /// `default`.
+    pub fn fraction_of(&self, dataset: &str, default: f64) -> f64 {
+        match self.dataset_fractions.get(dataset) {
+            Some(f) => f.value,
+            None => self.data_fraction.as_ref().map_or(default, |f| f.value),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -281,6 +322,24 @@ pub(crate) fn check(
                     fr,
                     format!("`data_fraction` must be in (0, 1], not {}", fr.value),
                 ));
+            }
+            for (name, fr) in &p.dataset_fractions {
+                if !spec.datasets.contains_key(name) {
+                    let known: Vec<&str> = spec.datasets.keys().map(String::as_str).collect();
+                    diags.push(Diagnostic::spanned(
+                        f,
+                        t,
+                        fr,
+                        format!("`dataset_fractions` names an unknown dataset `{name}`; datasets: {}", known.join(", ")),
+                    ));
+                } else if !(fr.value > 0.0 && fr.value <= 1.0) {
+                    diags.push(Diagnostic::spanned(
+                        f,
+                        t,
+                        fr,
+                        format!("`dataset_fractions.{name}` must be in (0, 1], not {}", fr.value),
+                    ));
+                }
             }
             for e in &p.experiments {
                 if !spec.experiments.iter().any(|x| x.id == e.value) {
