@@ -3,12 +3,17 @@
 //!
 //! Both directories are verified against their `SHA256SUMS` and analysed as `reproduce`
 //! does (with the plan of the campaign their runs' `meta.json` name, when it can be
-//! planned); `colloc_report::compare` makes the verdicts. Writes `compare.md`, `compare.csv`
-//! and the figure `compare.svg` / `compare.png` (new ratio against base ratio, y = x, the
-//! tolerance bands) under `--out` (default `target/compare/`) and prints a summary.
+//! planned); `colloc_report::compare` makes the verdicts: per workload STP's difference split
+//! into the aggregate throughput's and the baseline's, each against a tolerance from the two
+//! campaigns' 95 % intervals. Writes `compare.md`, `compare.csv` and the figure
+//! `compare.svg` / `compare.png` (new ratio against base ratio, y = x, the tolerance floors,
+//! each campaign's 95 % interval as error bars) under `--out` (default `target/compare/`)
+//! and prints a summary with both campaigns' baselines per host.
 //!
-//! Exit status: 0 when every workload measured in both agrees, 1 when one differs, 2 on an
-//! error (a directory unreadable or failing verification, named in the message).
+//! Exit status: 0 when every workload measured in both `agrees` or `agrees, the host
+//! differs` (the collocated jobs ran alike; only the host's runs alone differ), 1 when one
+//! `differs`, 2 on an error (a directory unreadable or failing verification, named in the
+//! message).
 
 use anyhow::{bail, Context, Result};
 use colloc_analysis::{ClaimOutcome, Results};

@@ -35,13 +35,30 @@ fn scale_one_job(dir: &Path, factor: f64, manifest: bool) {
     scale_samples(dir, &format!("runs/{ALTERED_RUN}/job-0.events.jsonl"), factor, manifest);
 }
 
+/// The fields of a CSV line (quoted fields may hold commas; no quotes inside them here).
+fn fields(line: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut quoted = false;
+    for c in line.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            ',' if !quoted => out.push(String::new()),
+            c => out.last_mut().unwrap().push(c),
+        }
+    }
+    out
+}
+
 /// The CSV rows whose verdict is `v`: their workload ids.
 fn with_verdict(out: &Path, v: &str) -> Vec<String> {
     let csv = std::fs::read_to_string(out.join("compare.csv")).unwrap();
+    let header = fields(csv.lines().next().unwrap());
     csv.lines()
         .skip(1)
-        .filter(|l| l.split(',').nth(2) == Some(v))
-        .map(|l| l.split(',').next().unwrap().to_string())
+        .map(fields)
+        .inspect(|f| assert_eq!(f.len(), header.len(), "{f:?}"))
+        .filter(|f| f[2] == v)
+        .map(|f| f[0].clone())
         .collect()
 }
 
@@ -51,11 +68,15 @@ fn the_shipped_campaign_agrees_with_itself() {
     let o = compare(&shipped(), &shipped(), tmp.path());
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&o.stderr));
-    assert!(stdout.contains(" agree, 0 differ, 0 only in base, 0 only in new"), "{stdout}");
+    assert!(
+        stdout.contains(" agree, 0 agree but the host differs, 0 differ, 0 only in base, 0 only in new"),
+        "{stdout}"
+    );
     assert!(with_verdict(tmp.path(), "differs").is_empty());
     assert!(with_verdict(tmp.path(), "agrees").len() > 50);
     let md = std::fs::read_to_string(tmp.path().join("compare.md")).unwrap();
     assert!(md.contains("Tolerance: the larger of a declared floor"), "{md}");
+    assert!(md.contains("## Baselines per host") && md.contains("STP base [95 %]"), "{md}");
     assert!(md.contains("## Claims") && md.contains("| C1 |"), "{md}");
     let svg = std::fs::read_to_string(tmp.path().join("compare.svg")).unwrap();
     assert!(svg.contains("aggregate ratio, STP") && svg.contains("y = x") && svg.contains("differs (0)"), "{svg}");
@@ -72,7 +93,7 @@ fn one_job_ten_percent_faster_differs_for_exactly_its_workload() {
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(1), "{stdout}\n{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(with_verdict(&out, "differs"), vec![ALTERED_WORKLOAD.to_string()], "{stdout}");
-    assert!(stdout.contains(" 1 differ, 0 only in base, 0 only in new"), "{stdout}");
+    assert!(stdout.contains(" 0 agree but the host differs, 1 differ, 0 only in base, 0 only in new"), "{stdout}");
     assert!(stdout.lines().any(|l| l.trim_start().starts_with(ALTERED_WORKLOAD) && l.contains("STP base")), "{stdout}");
     // One of two jobs 10 % faster: the ratio about 5 % higher.
     let csv = std::fs::read_to_string(out.join("compare.csv")).unwrap();
@@ -102,4 +123,66 @@ fn a_directory_failing_verification_is_an_error_naming_it() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains(&format!("base campaign directory {}", missing.display())), "{stderr}");
+}
+
+/// The pair made on two hosts, each with interleaved baselines.
+fn hosts_pair() -> (PathBuf, PathBuf) {
+    (root().join("data/h200-hosts"), root().join("data/h200-hosts-rerun"))
+}
+
+#[test]
+fn the_same_workloads_on_two_hosts_give_no_differs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (base, new) = hosts_pair();
+    let o = compare(&base, &new, tmp.path());
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&o.stderr));
+    assert!(with_verdict(tmp.path(), "differs").is_empty(), "{stdout}");
+    assert_eq!(
+        with_verdict(tmp.path(), "agrees").len() + with_verdict(tmp.path(), "agrees, the host differs").len(),
+        8,
+        "{stdout}"
+    );
+    // Both campaigns' baselines per host, and the tolerances' widths.
+    assert!(stdout.contains("baselines per host:") && stdout.contains("base resnet26 b128 (generated) on GPU-"));
+    assert!(stdout.contains("new resnet26 b128 (generated) on GPU-") && stdout.contains("tolerances (95 %): STP"));
+}
+
+#[test]
+fn runs_alone_faster_on_the_new_host_is_the_host_not_the_result() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (base, _) = hosts_pair();
+    let faster = tmp.path().join("h200-hosts");
+    copy_dir(&base, &faster);
+    for r in 1..=8 {
+        scale_samples(
+            &faster,
+            &format!("runs/e33-resnet26-cifar10-x1-exclusive@gen.r{r}/job-0.events.jsonl"),
+            1.4,
+            true,
+        );
+    }
+    let out = tmp.path().join("out");
+    let o = compare(&base, &faster, &out);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    // The runs alone are a workload too: its aggregate throughput differs (exit 1).
+    assert_eq!(o.status.code(), Some(1), "{stdout}\n{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(with_verdict(&out, "differs"), vec!["e33-resnet26-cifar10-x1-exclusive@gen".to_string()], "{stdout}");
+    let host = with_verdict(&out, "agrees, the host differs");
+    assert_eq!(host.len(), 7, "{stdout}");
+    assert!(host.iter().all(|w| !w.contains("exclusive")), "{host:?}");
+    // The factors: the aggregate as it was, the baseline 1.4 times; STP 1 / 1.4.
+    let csv = std::fs::read_to_string(out.join("compare.csv")).unwrap();
+    let header = fields(csv.lines().next().unwrap());
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    for row in csv.lines().skip(1).map(fields).filter(|f| host.contains(&f[0])) {
+        let v = |name: &str| -> f64 { row[col(name)].parse().unwrap() };
+        assert!((v("aggregate_factor") - 1.0).abs() < 1e-12, "{row:?}");
+        assert!((v("baseline_factor") - 1.4).abs() < 0.01, "{row:?}");
+        assert!((v("ratio_difference") - (1.0 / 1.4 - 1.0)).abs() < 0.01, "{row:?}");
+        assert!(v("factor_residual").abs() < 1e-9, "{row:?}");
+        assert_eq!(row[col("tolerance_basis")], "intervals");
+    }
+    let svg = std::fs::read_to_string(out.join("compare.svg")).unwrap();
+    assert!(svg.contains("host differs (7)") && svg.contains("95 % intervals"), "{svg}");
 }

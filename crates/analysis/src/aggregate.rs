@@ -179,6 +179,23 @@ fn first_runs(runs: &[RunResult]) -> BTreeSet<String> {
     first.values().filter(|r| !r.settled).map(|r| r.run_id.clone()).collect()
 }
 
+/// The pooled standard deviation of the log throughput of runs alone within each group of
+/// one host's invocation (one host, where the traces name no invocation) with two runs or
+/// more; `None` when no group has two.
+fn pooled_spread(cs: &[Candidate]) -> Option<f64> {
+    let mut groups: BTreeMap<(Option<&str>, Option<&str>), Vec<f64>> = BTreeMap::new();
+    for c in cs {
+        groups.entry((c.host.as_deref(), c.invocation.as_deref())).or_default().push(c.throughput.ln());
+    }
+    let (mut sum, mut dof) = (0.0, 0usize);
+    for v in groups.values().filter(|v| v.len() >= 2) {
+        let mean = v.iter().sum::<f64>() / v.len() as f64;
+        sum += v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>();
+        dof += v.len() - 1;
+    }
+    (dof > 0).then(|| (sum / dof as f64).sqrt())
+}
+
 /// How many runs alone, nearest in time, an interleaved ratio divides by.
 const NEAREST: usize = 3;
 
@@ -218,6 +235,8 @@ pub(crate) fn apply_baselines(
             first_on_host: firsts.contains(&r.run_id),
         });
     }
+    let spread: BTreeMap<&BaselineKey, f64> =
+        candidates.iter().filter_map(|(k, cs)| pooled_spread(cs).map(|s| (k, s))).collect();
     for r in runs.iter_mut().filter(|r| r.status == RunStatus::Ok) {
         let Some(w) = workloads.get(&r.workload_id) else { continue };
         let mut ratio = Some(0.0);
@@ -258,6 +277,7 @@ pub(crate) fn apply_baselines(
                             first_on_host: c.first_on_host,
                         })
                         .collect();
+                    job.baseline_spread = spread.get(&key).copied();
                     ratio = ratio.map(|s| s + t / b);
                     if from == BaselineHost::OtherHosts {
                         cross.entry(key).or_default().push(job.index);

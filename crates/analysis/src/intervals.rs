@@ -1,9 +1,10 @@
 //! The 95% intervals of a workload's ratios: a percentile bootstrap over what the ratios
 //! rest on. Each resample draws the workload's repetitions with replacement; for each drawn
-//! run, each job's runs alone (those its ratio divides by) with replacement, their median
-//! the job's baseline; and each throughput (a job's, and each run alone's) moved within its
-//! own window's 95% interval (normal, that interval's half-width over 1.96 its standard
-//! deviation). The statistic of a resample is the median over its drawn repetitions, as the
+//! run, each job's runs alone (those its ratio divides by) with replacement, each moved as
+//! one run alone strays from another beside it (log-normal, the pooled spread of
+//! [`crate::model::JobRun::baseline_spread`], at least its own window's interval), their
+//! median the job's baseline; and each job's throughput moved within its own window's 95%
+//! interval (normal, that interval's half-width over 1.96 its standard deviation). The statistic of a resample is the median over its drawn repetitions, as the
 //! tables report the median. Deterministic: the generator is seeded by the workload's id.
 
 use crate::model::{RatioIntervals, RunResult};
@@ -90,10 +91,14 @@ fn resample_run(r: &RunResult, rng: &mut Rng) -> Option<[f64; 4]> {
         if j.baseline_runs.is_empty() {
             return None;
         }
+        // A smoothed bootstrap: each drawn run alone moves as one run strays from another
+        // beside it (the pooled spread), or at least within its own window's interval.
         let mut drawn: Vec<f64> = (0..j.baseline_runs.len())
             .map(|_| {
                 let b = &j.baseline_runs[rng.index(j.baseline_runs.len())];
-                rng.jitter(b.throughput, b.ci_rel)
+                let window = b.ci_rel.map_or(0.0, |c| c / 1.96);
+                let sd = j.baseline_spread.unwrap_or(0.0).max(window);
+                b.throughput * (sd * rng.normal()).exp()
             })
             .collect();
         let base = median(&mut drawn);

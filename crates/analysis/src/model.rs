@@ -463,6 +463,13 @@ pub struct JobRun {
     /// intervals resample); empty without a ratio.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub baseline_runs: Vec<BaselineRun>,
+    /// How far one run of the model alone strays from another made beside it: the pooled
+    /// standard deviation of the log throughput of its runs alone within each host's
+    /// invocation (each host where the traces name no invocation) that has two or more;
+    /// `None` when none has. The intervals draw each baseline run within it, so that a
+    /// ratio resting on one or two runs alone is as uncertain as such a run is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_spread: Option<f64>,
     /// The 95% confidence interval of `throughput` by batch means (see [`ThroughputCi`]);
     /// `None` with the reason in `throughput_ci_missing`.
     #[serde(default)]
@@ -501,6 +508,7 @@ impl JobRun {
             slowdown: None,
             baseline_host: None,
             baseline_runs: Vec::new(),
+            baseline_spread: None,
             throughput_ci: None,
             throughput_ci_missing: None,
             data_wait_share: None,

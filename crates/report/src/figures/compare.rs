@@ -1,6 +1,7 @@
 //! The comparison of two campaigns as one picture: each workload measured in both at (base
 //! ratio, new ratio), the line y = x, the declared tolerance floors as bands around it, and
-//! each workload's own tolerance as a bar through its point.
+//! each campaign's 95 % interval of the ratio as an error bar through its point (the base's
+//! horizontal, the new's vertical).
 
 use anyhow::{anyhow, Result};
 use plotters::coord::Shift;
@@ -14,24 +15,48 @@ use crate::compare::{floor, Comparison, WorkloadRow, WorkloadVerdict, FILE_DATA_
 
 const HEIGHT: u32 = 1000;
 const AGREES: RGBColor = PALETTE[0];
+/// `agrees, the host differs`: Okabe–Ito orange.
+const HOST: RGBColor = PALETTE[1];
 const BAND_FILE: RGBColor = RGBColor(238, 238, 238);
 const BAND_SYNTHETIC: RGBColor = RGBColor(214, 214, 214);
-/// The bars: the verdict's colour, lighter.
+/// The error bars: the verdict's colour, lighter.
 const BAR_AGREES: RGBColor = RGBColor(115, 177, 212);
+const BAR_HOST: RGBColor = RGBColor(240, 197, 115);
 const BAR_DIFFERS: RGBColor = RGBColor(225, 115, 115);
 
+/// A workload drawn: its row, its ratios (base, new) and each campaign's 95 % interval of
+/// its ratio (the point itself where it has none).
+struct Point<'a> {
+    w: &'a WorkloadRow,
+    x: f64,
+    y: f64,
+    xs: [f64; 2],
+    ys: [f64; 2],
+}
+
 /// The workloads drawn: those compared on their ratio, in id order.
-fn points(c: &Comparison) -> Vec<(&WorkloadRow, f64, f64, f64)> {
+fn points(c: &Comparison) -> Vec<Point<'_>> {
+    let finite = |i: Option<[f64; 2]>, v: f64| i.filter(|[lo, hi]| lo.is_finite() && hi.is_finite()).unwrap_or([v, v]);
     c.workloads
         .iter()
-        .filter_map(|w| w.ratio.as_ref().map(|r| (w, r.base, r.new, r.tolerance)))
-        .filter(|(_, x, y, t)| x.is_finite() && y.is_finite() && t.is_finite())
+        .filter_map(|w| w.ratio.as_ref().map(|r| (w, r.base, r.new)))
+        .filter(|(_, x, y)| x.is_finite() && y.is_finite())
+        .map(|(w, x, y)| Point { w, x, y, xs: finite(w.base_interval, x), ys: finite(w.new_interval, y) })
         .collect()
 }
 
+/// The colours of a verdict: its point and its error bars.
+fn colors(v: WorkloadVerdict) -> (RGBColor, RGBColor) {
+    match v {
+        WorkloadVerdict::Agrees => (AGREES, BAR_AGREES),
+        WorkloadVerdict::HostDiffers => (HOST, BAR_HOST),
+        _ => (ALERT, BAR_DIFFERS),
+    }
+}
+
 /// The figure of a comparison as SVG: new ratio against base ratio per workload, the line
-/// y = x, the tolerance floors as bands around it, each workload's tolerance as a bar
-/// through its point, the differing ones labelled.
+/// y = x, the tolerance floors as bands around it, each campaign's 95 % interval as an
+/// error bar through its point, the differing ones (and those whose host differs) labelled.
 pub fn svg(c: &Comparison) -> Result<String> {
     ensure_fonts()?;
     let mut out = String::new();
@@ -73,8 +98,8 @@ where
 
     // One range for both axes, so that y = x is the diagonal; from 0 unless the points lie
     // well away from it.
-    let hi = pts.iter().map(|(_, x, y, t)| x.max(*y) * (1.0 + t)).fold(0.0, f64::max).max(1e-9) * 1.05;
-    let lo = pts.iter().map(|(_, x, y, t)| x.min(*y) * (1.0 - t)).fold(f64::INFINITY, f64::min) * 0.95;
+    let hi = pts.iter().map(|p| p.xs[1].max(p.ys[1]).max(p.x).max(p.y)).fold(0.0, f64::max).max(1e-9) * 1.05;
+    let lo = pts.iter().map(|p| p.xs[0].min(p.ys[0]).min(p.x).min(p.y)).fold(f64::INFINITY, f64::min) * 0.95;
     let lo = if lo < 0.4 * hi { 0.0 } else { lo };
     let mut chart = ChartBuilder::on(&plot)
         .margin(16)
@@ -100,47 +125,75 @@ where
         .map_err(de)?;
 
     // The floors as bands around y = x: file data (wider) under synthetic data.
-    let has = |file: bool| pts.iter().any(|(w, ..)| (w.data != "synthetic") == file);
+    let has = |file: bool| pts.iter().any(|p| (p.w.data != "synthetic") == file);
     for (file, f, color) in [(true, FILE_DATA_FLOOR, BAND_FILE), (false, SYNTHETIC_FLOOR, BAND_SYNTHETIC)] {
         if has(file) {
-            let band = vec![(lo, lo * (1.0 + f)), (hi, hi * (1.0 + f)), (hi, hi * (1.0 - f)), (lo, lo * (1.0 - f))];
+            // The upper edge leaves the plot at y = hi: the band is cut there, not dropped.
+            let band =
+                vec![(lo, lo * (1.0 + f)), (hi / (1.0 + f), hi), (hi, hi), (hi, hi * (1.0 - f)), (lo, lo * (1.0 - f))];
             chart.draw_series(std::iter::once(Polygon::new(band, color.filled()))).map_err(de)?;
         }
     }
     chart.draw_series(LineSeries::new([(lo, lo), (hi, hi)], INK.stroke_width(2))).map_err(de)?;
 
-    // Each workload: its tolerance as a bar (where the new ratio may lie), then its point.
-    for (w, x, _, t) in &pts {
-        let color = if w.verdict == WorkloadVerdict::Agrees { BAR_AGREES } else { BAR_DIFFERS };
-        let bar = vec![(*x, x * (1.0 - t)), (*x, x * (1.0 + t))];
-        chart.draw_series(std::iter::once(PathElement::new(bar, color.stroke_width(3)))).map_err(de)?;
+    // Each workload: both campaigns' 95 % intervals as error bars with short caps (the
+    // base's horizontal, the new's vertical), then its point.
+    for p in &pts {
+        let (_, bar) = colors(p.w.verdict);
+        let style = bar.stroke_width(2);
+        let (cx, cy) = chart.backend_coord(&(p.x, p.y));
+        let (x0, _) = chart.backend_coord(&(p.xs[0], p.y));
+        let (x1, _) = chart.backend_coord(&(p.xs[1], p.y));
+        let (_, y0) = chart.backend_coord(&(p.x, p.ys[0]));
+        let (_, y1) = chart.backend_coord(&(p.x, p.ys[1]));
+        for seg in [
+            [(x0, cy), (x1, cy)],
+            [(x0, cy - 4), (x0, cy + 4)],
+            [(x1, cy - 4), (x1, cy + 4)],
+            [(cx, y0), (cx, y1)],
+            [(cx - 4, y0), (cx + 4, y0)],
+            [(cx - 4, y1), (cx + 4, y1)],
+        ] {
+            root.draw(&PathElement::new(seg.to_vec(), style)).map_err(de)?;
+        }
     }
     let mut labels = Vec::new();
-    for (w, x, y, _) in &pts {
-        let agrees = w.verdict == WorkloadVerdict::Agrees;
-        let color = if agrees { AGREES } else { ALERT };
-        let marker = if w.data == "synthetic" { Marker::Circle } else { Marker::Square };
-        let at = chart.backend_coord(&(*x, *y));
+    for p in &pts {
+        let (color, _) = colors(p.w.verdict);
+        let agrees = p.w.verdict == WorkloadVerdict::Agrees;
+        let marker = if p.w.data == "synthetic" { Marker::Circle } else { Marker::Square };
+        let at = chart.backend_coord(&(p.x, p.y));
         draw_marker(root, marker, at, 6, color, agrees)?;
-        if !agrees {
-            labels.push((at, format!("{} ({:+.1} %)", w.id, (y / x - 1.0) * 100.0)));
+        // Labels left of the base's error bar, not across it.
+        let left = chart.backend_coord(&(p.xs[0], p.y)).0.min(at.0 - 8);
+        let difference = (p.y / p.x - 1.0) * 100.0;
+        match p.w.verdict {
+            WorkloadVerdict::Differs => labels.push((at, left, format!("{} ({difference:+.1} %)", p.w.id), ALERT)),
+            WorkloadVerdict::HostDiffers => {
+                labels.push((at, left, format!("{} ({difference:+.1} %, host)", p.w.id), HOST))
+            }
+            _ => {}
         }
     }
     // The differing ones named above their points, left of them, kept 18 px apart.
-    labels.sort_by_key(|((_, y), _)| *y);
+    labels.sort_by_key(|((_, y), ..)| *y);
     let mut last = i32::MIN;
-    for ((x, y), text) in labels {
+    for ((x, y), left, text, color) in labels {
         let ty = (y - 12).max(last + 18);
         last = ty;
-        if ty != y - 12 {
-            root.draw(&PathElement::new(vec![(x - 4, y - 4), (x - 14, ty)], ALERT.stroke_width(1))).map_err(de)?;
-        }
-        root.draw_text(&text, &font(14.0).color(&ALERT).pos(Pos::new(HPos::Right, VPos::Center)), (x - 16, ty))
+        let tx = left - 8;
+        root.draw(&PathElement::new(vec![(x - 4, y - 4), (tx + 2, ty)], color.stroke_width(1))).map_err(de)?;
+        root.draw_text(&text, &font(14.0).color(&color).pos(Pos::new(HPos::Right, VPos::Center)), (tx, ty))
             .map_err(de)?;
     }
 
     let mut keys = vec![
         (format!("agrees ({})", c.count(WorkloadVerdict::Agrees)), AGREES, Key::Mark(Marker::Circle, true)),
+        (
+            format!("host differs ({}), labelled", c.count(WorkloadVerdict::HostDiffers)),
+            HOST,
+            Key::Mark(Marker::Circle, false),
+        ),
         (format!("differs ({}), labelled", c.count(WorkloadVerdict::Differs)), ALERT, Key::Mark(Marker::Circle, false)),
         ("y = x".to_string(), INK, Key::Line),
     ];
@@ -150,7 +203,7 @@ where
     if has(true) {
         keys.push((format!("file data: ■ ±{:.0} %", floor("generated") * 100.0), BAND_FILE, Key::Bar));
     }
-    keys.push(("bar: its tolerance".to_string(), BAR_AGREES, Key::Line));
+    keys.push(("bars: 95 % intervals".to_string(), BAR_AGREES, Key::Line));
     legend(&strip, &keys)?;
     Ok(())
 }
