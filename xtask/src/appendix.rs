@@ -235,7 +235,14 @@ pub fn render(i: &Inputs) -> Result<String> {
                 },
                 None => String::new(),
             };
-            writeln!(w, "- Expected: `{}({})` {}{paper}.", k.query, args.join(", "), k.expect.describe())?;
+            writeln!(
+                w,
+                "- Expected: `{}({})` {} (threshold {}){paper}.",
+                k.query,
+                args.join(", "),
+                k.expect.describe(),
+                k.expect.basis.describe()
+            )?;
         }
         if let Some(t) = &c.tolerance {
             writeln!(w, "- Tolerance: {} — {}.", t.describe(), t.basis.value)?;

@@ -3,7 +3,6 @@
 //! source.
 
 use anyhow::{Context, Result};
-use colloc_analysis::Verdict;
 use std::fmt::Write;
 
 /// What the evidence is read from: one reproduction's project, plan, results and claims.
@@ -40,33 +39,57 @@ pub fn render(o: &Evidence, id: &str) -> Result<String> {
         Some(t) => writeln!(w, "rule: tolerance {} (artifact.yaml; basis: {})", t.describe(), t.basis.value)?,
         None => writeln!(w, "rule: no tolerance (qualitative): the direction alone grades it")?,
     }
-    writeln!(w, "grade: does not hold if a check's value misses its expectation; not run if a check has no value; direction only if a value lies outside the tolerance around the paper's number; else holds")?;
+    writeln!(w, "grade of a check: not run if it has no value; by construction if it reads no measurement (the MIG placement rules answer it) and its value meets the expectation; with a 95 % interval (widened to hold the value), does not hold if all of it misses the expectation, inconclusive if it straddles the threshold, else inconclusive if it straddles an edge of the tolerance around the paper's number, direction only if it lies outside it, else holds; without one the value alone decides")?;
+    writeln!(w, "grade of the claim: the first of does not hold, not run, inconclusive, direction only, holds, by construction that one of its checks has")?;
     for src in &c.sources {
         writeln!(w, "\n[data {}] grade {}", src.data, src.verdict.as_str())?;
         for k in &src.checks {
             let value = k.value.map_or("none".to_string(), |v| format!("{v:.3}"));
-            writeln!(w, "  check {}({}): value {value} — {}", k.query, k.args, k.detail)?;
-            let direction = match k.value {
-                None => "no value: not run".to_string(),
-                Some(_) if k.verdict == Verdict::DoesNotHold => format!("expected {}: missed", k.expect),
-                Some(_) => format!("expected {}: met", k.expect),
-            };
-            let magnitude = match (k.paper_value, &k.tolerance, k.verdict) {
-                (Some(p), Some(t), Verdict::DirectionOnly) => format!("; paper {p}, {t}: outside"),
-                (Some(p), Some(t), Verdict::Holds) => format!("; paper {p}, {t}: within"),
-                (Some(p), Some(t), _) => format!("; paper {p}, {t}"),
-                _ => String::new(),
-            };
-            writeln!(w, "    {direction}{magnitude} → {}", k.verdict.as_str())?;
+            let stand_in = if k.stand_in { " (stand-in)" } else { "" };
+            writeln!(w, "  check {}({}): value {value} — {}{stand_in}", k.query, k.args, k.detail)?;
+            match (k.value, k.interval) {
+                (Some(_), Some([lo, hi])) => writeln!(w, "    95 % interval [{lo:.3}, {hi:.3}]")?,
+                (Some(_), None) if k.by_construction => {
+                    writeln!(w, "    no interval: read from the plan's MIG placement rules, not measured")?
+                }
+                (Some(_), None) => writeln!(w, "    no interval: a share or a count")?,
+                (None, _) => {}
+            }
+            for (id, why) in &k.picked_implausible {
+                writeln!(w, "    the value comes from {id}, marked implausible: {}", reasons(why))?;
+            }
+            writeln!(w, "    expected {}; threshold {}", k.expect, k.threshold_basis)?;
+            if let (Some(p), Some(t)) = (k.paper_value, &k.tolerance) {
+                writeln!(w, "    paper {p}, {t}")?;
+            }
+            writeln!(w, "    {} → {}", k.reason, k.verdict.as_str())?;
+            writeln!(
+                w,
+                "    workloads read: {}, {} marked implausible{}",
+                k.workloads_read,
+                k.read_implausible.len(),
+                if k.read_implausible.is_empty() { "" } else { " (§ below)" }
+            )?;
         }
-        writeln!(w, "  runs read (workload: run id status [aggregate ratio]):")?;
-        for (wid, _, _) in
-            sel.workloads.iter().filter(|(wid, _, _)| plan.workloads.iter().any(|p| &p.id == wid && p.data == src.data))
-        {
+        let read: Vec<&str> = sel
+            .workloads
+            .iter()
+            .filter(|(wid, _, _)| plan.workloads.iter().any(|p| &p.id == wid && p.data == src.data))
+            .map(|(wid, _, _)| wid.as_str())
+            .collect();
+        let marked: Vec<&str> =
+            read.iter().copied().filter(|wid| r.workload(wid).is_some_and(|x| !x.implausible.is_empty())).collect();
+        writeln!(
+            w,
+            "  runs read (workload: run id status [aggregate ratio]; § marked implausible, with the reasons): {} workloads, {} marked implausible",
+            read.len(),
+            marked.len()
+        )?;
+        for wid in read {
             let runs: Vec<String> = r
                 .runs
                 .iter()
-                .filter(|x| &x.workload_id == wid)
+                .filter(|x| x.workload_id == wid)
                 .map(|x| {
                     let ratio = x.aggregate_ratio.map_or(String::new(), |v| format!(" {v:.3}"));
                     let sup = if x.superseded { " superseded" } else { "" };
@@ -78,8 +101,66 @@ pub fn render(o: &Evidence, id: &str) -> Result<String> {
                 .and_then(|x| x.stats.aggregate_ratio)
                 .map_or(String::new(), |m| format!(" (median {:.3})", m.median));
             let runs = if runs.is_empty() { "not run yet".to_string() } else { runs.join(", ") };
-            writeln!(w, "    {wid}{median}: {runs}")?;
+            let why = r
+                .workload(wid)
+                .filter(|x| !x.implausible.is_empty())
+                .map_or(String::new(), |x| format!(" § implausible: {}", reasons(&x.implausible)));
+            writeln!(w, "    {wid}{median}: {runs}{why}")?;
         }
     }
     Ok(s)
+}
+
+/// The analysis's reasons a workload is implausible, the runs a reason ends with in
+/// parentheses listed after a colon (`…to settle the host: e33-…@gen.r5`), so that each
+/// run id stands as a word of its own.
+fn reasons(why: &[String]) -> String {
+    why.iter()
+        .map(|r| match r.strip_suffix(')').and_then(|t| t.rsplit_once(" (")) {
+            Some((text, runs)) if runs.contains('@') => format!("{text}: {runs}"),
+            _ => r.clone(),
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    /// C7 on the shipped campaign: its value is the mps-limited stand-in's, marked; it
+    /// carries its interval; the threshold says it is ours; the implausible workloads it
+    /// read are counted and each is named with its reasons.
+    #[test]
+    fn c7_evidence_marks_the_stand_in_interval_and_implausible_workloads() {
+        let root = crate::project_root();
+        let o = crate::reproduce::reproduce_traces(&root, None, None, true, None).unwrap();
+        let text = super::render(&o.evidence(), "C7").unwrap();
+        let c7 = o.claims.iter().find(|c| c.id == "C7").unwrap();
+        let head = c7.headline().unwrap();
+        let k = &head.checks[0];
+        assert!(k.stand_in, "{k:?}");
+        let value = text.lines().find(|l| l.contains(&format!("value {:.3} — ", k.value.unwrap()))).unwrap();
+        assert!(value.ends_with(" (stand-in)"), "{value}");
+        let [lo, hi] = k.interval.unwrap();
+        assert!(text.contains(&format!("95 % interval [{lo:.3}, {hi:.3}]")), "{text}");
+        assert!(text.contains("threshold ours, not the paper's: "), "{text}");
+        assert!(text.contains(&format!("{} → {}", k.reason, k.verdict.as_str())), "{text}");
+        assert!(
+            text.contains(&format!(
+                "workloads read: {}, {} marked implausible",
+                k.workloads_read,
+                k.read_implausible.len()
+            )),
+            "{text}"
+        );
+        for id in k.picked_implausible.keys() {
+            assert!(text.contains(&format!("the value comes from {id}, marked implausible: ")), "{text}");
+        }
+        let marked = o
+            .results
+            .workloads
+            .iter()
+            .filter(|w| !w.implausible.is_empty() && text.contains(&format!("    {} ", w.id)))
+            .count();
+        assert_eq!(text.matches(" § implausible: ").count(), marked, "{text}");
+    }
 }

@@ -15,6 +15,10 @@ struct QueryInfo {
     name: &'static str,
     args: &'static [&'static str],
     describe: &'static str,
+    /// Whether the value comes from measurements; `false` for a query answered by the
+    /// plan's rules alone (the MIG placement rules), whose checks are graded
+    /// [`Verdict::ByConstruction`].
+    measured: bool,
 }
 
 /// Workload filters every query over workloads accepts.
@@ -25,74 +29,169 @@ const QUERIES: &[QueryInfo] = &[
         name: "max_aggregate_ratio",
         args: FILTERS,
         describe: "highest median aggregate throughput ratio (sum of the jobs' throughput over each model alone on the whole GPU) among the matching workloads",
+        measured: true,
     },
     QueryInfo {
         name: "per_job_epoch_time_grows",
         args: FILTERS,
         describe: "share of the matching collocated workloads whose median per-job epoch time exceeds the same model's alone",
+        measured: true,
     },
     QueryInfo {
         name: "mps_over_naive_max",
         args: &["experiment", "min_jobs", "data"],
         describe: "highest ratio of MPS's aggregate throughput to naive's for the same jobs (each job's throughput over its model alone, summed)",
+        measured: true,
     },
     QueryInfo {
         name: "mps_over_mig_max",
         args: &["experiment", "min_jobs", "data", "stand_in"],
         describe: "highest ratio of MPS's aggregate throughput to MIG's (or mps-limited's, with stand_in) for the same jobs (each job's throughput over its model alone, summed)",
+        measured: true,
     },
     QueryInfo {
         name: "mps_best_share",
         args: &["experiment", "min_jobs", "data"],
         describe: "share of the collocated configurations with two or more modes measured in which MPS has the highest aggregate throughput (each job's throughput over its model alone, summed)",
+        measured: true,
     },
     QueryInfo {
         name: "infeasible_mig_mixes",
         args: &["experiment", "data"],
         describe: "number of MIG workloads whose layout cannot be made on the GPU",
+        measured: false,
     },
     QueryInfo {
         name: "mig_isolation_spread",
         args: &["experiment", "data", "stand_in"],
         describe: "largest relative spread (max/min - 1) of a job's throughput on the same MIG slice across workloads with different neighbours",
+        measured: true,
     },
     QueryInfo {
         name: "memory_fit_mismatches",
         args: &["experiment", "data"],
         describe: "collocated naive/MPS workloads whose outcome contradicts the memory rule (fits: runs; does not fit: out of memory), the jobs' memory taken from their runs alone",
+        measured: true,
     },
 ];
 
-/// A grade: holds (direction, and magnitude within the tolerance of the paper's number
-/// where it gives one), direction only (the magnitude outside it), does not hold, or could
-/// not be checked.
+/// A grade. Of one check:
+/// - `Holds`: the value meets the check's expectation (the direction) and, where the paper
+///   gives a number, lies within the claim's tolerance of it;
+/// - `DirectionOnly`: the direction holds, the magnitude lies outside the tolerance;
+/// - `Inconclusive`: the value's 95 % interval straddles the direction's threshold (some
+///   of it meets the expectation, some misses it), or the direction holds over all of it
+///   but it straddles an edge of the tolerance band, so that holds and direction only
+///   cannot be told apart;
+/// - `DoesNotHold`: the value (all of its interval) misses the expectation;
+/// - `ByConstruction`: a check whose query reads no measurement (the MIG placement rules
+///   answer it: C4, the MIG-layout half of C2) and whose value meets its expectation: it
+///   follows from the rules, whatever the GPU measured. One that misses its expectation
+///   does not hold;
+/// - `NotRun`: no value (nothing the check reads was measured).
+///
+/// A value without an interval is graded on its own; one with an interval on the interval
+/// widened to contain the value (a percentile interval need not contain the median).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     Holds,
     DirectionOnly,
+    Inconclusive,
     DoesNotHold,
+    ByConstruction,
     NotRun,
 }
 
 impl Verdict {
+    /// Every grade, in the order of [`Verdict::combine`]'s precedence.
+    pub const ALL: [Verdict; 6] = [
+        Verdict::DoesNotHold,
+        Verdict::NotRun,
+        Verdict::Inconclusive,
+        Verdict::DirectionOnly,
+        Verdict::Holds,
+        Verdict::ByConstruction,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Holds => "holds",
             Verdict::DirectionOnly => "direction only",
+            Verdict::Inconclusive => "inconclusive",
             Verdict::DoesNotHold => "does not hold",
+            Verdict::ByConstruction => "by construction",
             Verdict::NotRun => "not run",
         }
     }
 
-    /// The grade of several checks together: does not hold when any does not; else not run
-    /// when any is not run; else direction only when any is; else holds.
-    fn combine(grades: impl IntoIterator<Item = Verdict>) -> Verdict {
+    /// The grade of several checks together (a claim on one data source), the first of
+    /// these that any check has:
+    /// 1. does not hold — one check that misses its expectation sinks the claim, whatever
+    ///    the others say;
+    /// 2. not run — a claim is graded on all its checks or not at all;
+    /// 3. inconclusive — one check that cannot be told leaves the claim untold;
+    /// 4. direction only;
+    /// 5. holds — the measured checks hold; a check by construction beside them neither
+    ///    adds to nor takes from that (C2: the memory rule measured, the MIG layouts by
+    ///    the rules, holds);
+    /// 6. by construction — every check is (C4).
+    ///
+    /// With no check at all (never declared: a claim has at least one), not run.
+    pub fn combine(grades: impl IntoIterator<Item = Verdict>) -> Verdict {
         let g: Vec<Verdict> = grades.into_iter().collect();
-        [Verdict::DoesNotHold, Verdict::NotRun, Verdict::DirectionOnly]
-            .into_iter()
-            .find(|v| g.contains(v))
-            .unwrap_or(Verdict::Holds)
+        Verdict::ALL.into_iter().find(|v| g.contains(v)).unwrap_or(Verdict::NotRun)
+    }
+
+    /// The grade of one check from its value, its 95 % interval where it has one, its
+    /// expectation and the paper's number with the claim's tolerance (see [`Verdict`]).
+    pub fn grade(
+        value: Option<f64>,
+        interval: Option<[f64; 2]>,
+        expect: &colloc_spec::claims::Expect,
+        paper: Option<(f64, &colloc_spec::claims::Tolerance)>,
+        measured: bool,
+    ) -> Verdict {
+        Verdict::grade_why(value, interval, expect, paper, measured).0
+    }
+
+    /// [`Verdict::grade`] with the reason in words: `[1.05, 1.2] straddles ≥ 1.1`.
+    fn grade_why(
+        value: Option<f64>,
+        interval: Option<[f64; 2]>,
+        expect: &colloc_spec::claims::Expect,
+        paper: Option<(f64, &colloc_spec::claims::Tolerance)>,
+        measured: bool,
+    ) -> (Verdict, String) {
+        let Some(v) = value else { return (Verdict::NotRun, "no value".to_string()) };
+        let e = expect.describe();
+        if !measured {
+            return if expect.holds(v) {
+                (
+                    Verdict::ByConstruction,
+                    format!("{} meets {e} by the MIG placement rules, not by a measurement", num(v)),
+                )
+            } else {
+                (Verdict::DoesNotHold, format!("{} misses {e} by the MIG placement rules", num(v)))
+            };
+        }
+        let (lo, hi) = match interval {
+            Some([a, b]) if a.is_finite() && b.is_finite() => (a.min(b).min(v), a.max(b).max(v)),
+            _ => (v, v),
+        };
+        let what = if interval.is_some() { format!("the interval [{}, {}]", num(lo), num(hi)) } else { num(v) };
+        match expect.holds_over(lo, hi) {
+            Some(false) => return (Verdict::DoesNotHold, format!("{what} misses {e}")),
+            None => return (Verdict::Inconclusive, format!("{what} straddles the threshold of {e}")),
+            Some(true) => {}
+        }
+        let Some((p, t)) = paper else { return (Verdict::Holds, format!("{what} meets {e}")) };
+        let band = t.describe_around(p);
+        match t.contains_over(p, lo, hi) {
+            Some(true) => (Verdict::Holds, format!("{what} meets {e} and lies within the paper's {band}")),
+            Some(false) => (Verdict::DirectionOnly, format!("{what} meets {e} and lies outside the paper's {band}")),
+            None => (Verdict::Inconclusive, format!("{what} meets {e} but straddles an edge of the paper's {band}")),
+        }
     }
 }
 
@@ -106,11 +205,40 @@ fn closeness(data: &str) -> usize {
 }
 
 /// The value of a query, or why there is none.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 struct QueryValue {
     value: Option<f64>,
     /// What the value is made of (which workload, how many), or why there is no value.
     detail: String,
+    /// The value's 95 % interval, where it comes from workloads with intervals.
+    interval: Option<[f64; 2]>,
+    /// Whether the value comes from `mps-limited` standing in for MIG.
+    stand_in: bool,
+    /// The workloads the value was picked from (the one whose ratio is the value; the two
+    /// whose ratios a ratio divides); empty for a share or a count.
+    picked: Vec<String>,
+    /// The workloads the query read.
+    read: Vec<String>,
+}
+
+impl QueryValue {
+    fn none(detail: String, read: Vec<String>) -> QueryValue {
+        QueryValue { detail, read, ..Default::default() }
+    }
+}
+
+/// A value as the reasons show it: three decimals, trailing zeros dropped.
+fn num(v: f64) -> String {
+    let s = format!("{v:.3}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+fn ids(ws: &[&WorkloadResult]) -> Vec<String> {
+    ws.iter().map(|w| w.id.clone()).collect()
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -127,7 +255,38 @@ pub struct CheckOutcome {
     pub paper_value: Option<f64>,
     /// The claim's tolerance around `paper_value`: `±25 % of 4 (3 to 5)`.
     pub tolerance: Option<String>,
+    /// Whose the expectation's threshold is: `ours, not the paper's: …`, `the paper's: …`.
+    #[serde(default)]
+    pub threshold_basis: String,
+    /// Whether the threshold is ours rather than the paper's.
+    #[serde(default)]
+    pub threshold_ours: bool,
+    /// The value's 95 % interval `[low, high]`, where the value comes from workloads with
+    /// intervals: a workload's STP interval for its aggregate ratio; for a ratio of two
+    /// workloads' values, the conservative `[low A / high B, high A / low B]`. `None` for a
+    /// share or a count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<[f64; 2]>,
+    /// The value comes from the `mps-limited` stand-in where the claim speaks of MIG.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stand_in: bool,
+    /// The workloads the value was picked from that the analysis marks implausible, with
+    /// the reasons (workload id → reasons).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub picked_implausible: BTreeMap<String, Vec<String>>,
+    /// How many workloads the check read.
+    #[serde(default)]
+    pub workloads_read: usize,
+    /// Those of them marked implausible, with the reasons (workload id → reasons).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub read_implausible: BTreeMap<String, Vec<String>>,
+    /// The query reads no measurement (the plan's rules answer it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub by_construction: bool,
     pub verdict: Verdict,
+    /// Why the grade is what it is: `the interval [1.05, 1.2] straddles the threshold of ≥ 1.1`.
+    #[serde(default)]
+    pub reason: String,
 }
 
 /// A claim's checks on one data source.
@@ -246,17 +405,19 @@ fn check(
 ) -> Result<CheckOutcome> {
     let q = run_query(results, &k.query, &k.args, data)?;
     let paper_value = k.paper_value.as_ref().map(|p| p.value);
-    let verdict = match (q.value, paper_value, tolerance) {
-        (None, _, _) => Verdict::NotRun,
-        (Some(v), _, _) if !k.expect.holds(v) => Verdict::DoesNotHold,
-        (Some(v), Some(p), Some(t)) if !t.contains(p, v) => Verdict::DirectionOnly,
-        _ => Verdict::Holds,
+    let info = QUERIES.iter().find(|i| i.name == k.query);
+    let measured = info.is_none_or(|i| i.measured);
+    let (verdict, reason) = Verdict::grade_why(q.value, q.interval, &k.expect, paper_value.zip(tolerance), measured);
+    let describe = k.describe.clone().or_else(|| info.map(|i| i.describe.to_string())).unwrap_or_default();
+    let marked = |ids: &[String]| -> BTreeMap<String, Vec<String>> {
+        ids.iter()
+            .filter_map(|id| results.workload(id))
+            .filter(|w| !w.implausible.is_empty())
+            .map(|w| (w.id.clone(), w.implausible.clone()))
+            .collect()
     };
-    let describe = k
-        .describe
-        .clone()
-        .or_else(|| QUERIES.iter().find(|i| i.name == k.query).map(|i| i.describe.to_string()))
-        .unwrap_or_default();
+    let read: BTreeSet<String> = q.read.iter().cloned().collect();
+    let read: Vec<String> = read.into_iter().collect();
     Ok(CheckOutcome {
         query: k.query.clone(),
         args: k.args.iter().map(|(a, v)| format!("{a}={v}")).collect::<Vec<_>>().join(", "),
@@ -266,7 +427,16 @@ fn check(
         detail: q.detail,
         paper_value,
         tolerance: paper_value.zip(tolerance).map(|(p, t)| t.describe_around(p)),
+        threshold_basis: k.expect.basis.describe(),
+        threshold_ours: k.expect.basis.is_ours(),
+        interval: q.interval,
+        stand_in: q.stand_in && q.value.is_some(),
+        picked_implausible: marked(&q.picked),
+        workloads_read: read.len(),
+        read_implausible: marked(&read),
+        by_construction: !measured,
         verdict,
+        reason,
     })
 }
 
@@ -451,8 +621,13 @@ fn max_aggregate_ratio(r: &Results, f: &Filter) -> QueryValue {
         Some((v, w)) => QueryValue {
             value: Some(v),
             detail: format!("{} in {}{}{}", w.label, w.mode_label(), stood_in_note(stood), cross_host_note(&[w])),
+            // STP is the aggregate ratio: its interval is the value's.
+            interval: w.intervals.map(|i| i.stp),
+            stand_in: stood && w.mode == Mode::MpsLimited,
+            picked: vec![w.id.clone()],
+            read: ids(&ws),
         },
-        None => QueryValue { value: None, detail: why_none(r, &ws, "matching workload") },
+        None => QueryValue::none(why_none(r, &ws, "matching workload"), ids(&ws)),
     }
 }
 
@@ -460,7 +635,7 @@ fn per_job_epoch_time_grows(r: &Results, f: &Filter) -> QueryValue {
     let (ws, stood) = f.workloads(r, f.min_jobs(2));
     let measured: Vec<f64> = ws.iter().filter_map(|w| w.stats.per_job_slowdown.map(|s| s.median)).collect();
     if measured.is_empty() {
-        return QueryValue { value: None, detail: why_none(r, &ws, "collocated workload") };
+        return QueryValue::none(why_none(r, &ws, "collocated workload"), ids(&ws));
     }
     let grew = measured.iter().filter(|s| **s > 1.0).count();
     let v = grew as f64 / measured.len() as f64;
@@ -471,6 +646,9 @@ fn per_job_epoch_time_grows(r: &Results, f: &Filter) -> QueryValue {
             measured.len(),
             stood_in_note(stood)
         ),
+        stand_in: stood && ws.iter().any(|w| w.mode == Mode::MpsLimited && w.stats.per_job_slowdown.is_some()),
+        read: ids(&ws),
+        ..Default::default()
     }
 }
 
@@ -501,7 +679,20 @@ fn mode_ratio_max(r: &Results, f: &Filter, against_mig: bool) -> QueryValue {
             let basis = if c.normalised { "" } else { " (in images per second: a model alone was not measured)" };
             let ws: Vec<&WorkloadResult> = r.workloads.iter().filter(|w| w.config == c.config).collect();
             let note = format!("{stood}{basis}{}", cross_host_note(&ws));
-            QueryValue { value: Some(v), detail: format!("{} (experiment {}){note}", c.label, c.experiment) }
+            let other = if against_mig { c.mig_stand_in.unwrap_or(Mode::Mig) } else { Mode::Naive };
+            let (a, b) = (best_of_mode(&ws, Mode::Mps, c.normalised), best_of_mode(&ws, other, c.normalised));
+            QueryValue {
+                value: Some(v),
+                detail: format!("{} (experiment {}){note}", c.label, c.experiment),
+                interval: a.zip(b).and_then(|(a, b)| ratio_interval(a.1, b.1)),
+                stand_in: against_mig && c.mig_stand_in == Some(Mode::MpsLimited),
+                picked: a.into_iter().chain(b).map(|(w, _)| w.id.clone()).collect(),
+                read: cs
+                    .iter()
+                    .flat_map(|c| r.workloads.iter().filter(|w| w.config == c.config))
+                    .map(|w| w.id.clone())
+                    .collect(),
+            }
         }
         None => {
             let other = if against_mig { Mode::Mig } else { Mode::Naive };
@@ -514,9 +705,41 @@ fn mode_ratio_max(r: &Results, f: &Filter, against_mig: bool) -> QueryValue {
                         && w.data == f.data
                 })
                 .collect();
-            QueryValue { value: None, detail: why_none(r, &ws, &format!("pair of MPS and {other} runs")) }
+            QueryValue::none(why_none(r, &ws, &format!("pair of MPS and {other} runs")), ids(&ws))
         }
     }
+}
+
+/// The workload of `mode` whose median the comparison took (the best layout where the
+/// mode has several; see `aggregate::comparisons`), with its value's 95 % interval: STP
+/// when the comparison is `normalised`, else the aggregate throughput.
+fn best_of_mode<'a>(
+    ws: &[&'a WorkloadResult],
+    mode: Mode,
+    normalised: bool,
+) -> Option<(&'a WorkloadResult, Option<[f64; 2]>)> {
+    ws.iter()
+        .filter(|w| w.mode == mode)
+        .filter_map(|w| {
+            let s = if normalised { w.stats.aggregate_ratio } else { w.stats.aggregate_throughput }?;
+            Some((s.median, *w))
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.id.cmp(&a.1.id)))
+        .map(|(_, w)| {
+            let i = w.intervals.map(|i| if normalised { i.stp } else { i.aggregate_throughput });
+            (w, i)
+        })
+}
+
+/// The interval of a ratio `A / B` of two values with independent intervals, taken
+/// conservatively: `[low A / high B, high A / low B]`, the ratio's range when each value
+/// ranges over its own interval. It is wider than a 95 % interval of the ratio (were the
+/// two drawn together, their errors would partly cancel), so a ratio graded on it is
+/// inconclusive more often than it should be, never less. `None` when either has no
+/// interval or B's may be 0.
+fn ratio_interval(a: Option<[f64; 2]>, b: Option<[f64; 2]>) -> Option<[f64; 2]> {
+    let ([alo, ahi], [blo, bhi]) = (a?, b?);
+    (blo > 0.0 && alo.is_finite() && ahi.is_finite() && bhi.is_finite()).then(|| [alo / bhi, ahi / blo])
 }
 
 fn mps_best_share(r: &Results, f: &Filter) -> QueryValue {
@@ -524,16 +747,30 @@ fn mps_best_share(r: &Results, f: &Filter) -> QueryValue {
         .into_iter()
         .filter(|c| c.per_mode.keys().filter(|m| m.as_str() != "exclusive").count() >= 2 && c.best_mode.is_some())
         .collect();
+    let read: Vec<String> =
+        cs.iter().flat_map(|c| r.workloads.iter().filter(|w| w.config == c.config)).map(|w| w.id.clone()).collect();
     if cs.is_empty() {
-        return QueryValue {
-            value: None,
-            detail: format!("no collocated configuration with two modes measured in campaign {}", r.campaign),
-        };
+        return QueryValue::none(
+            format!("no collocated configuration with two modes measured in campaign {}", r.campaign),
+            read,
+        );
     }
     let mps = cs.iter().filter(|c| c.best_mode == Some(Mode::Mps)).count();
+    // MIG's column is mps-limited's where MIG was not measured beside it.
+    let stood = cs
+        .iter()
+        .filter(|c| c.per_mode.contains_key(Mode::MpsLimited.as_str()) && !c.per_mode.contains_key(Mode::Mig.as_str()))
+        .count();
     QueryValue {
         value: Some(mps as f64 / cs.len() as f64),
-        detail: format!("MPS best in {mps} of {} collocated configurations", cs.len()),
+        detail: format!(
+            "MPS best in {mps} of {} collocated configurations{}",
+            cs.len(),
+            if stood > 0 { format!(" (in {stood} of them mps-limited standing in for MIG)") } else { String::new() }
+        ),
+        stand_in: stood > 0,
+        read,
+        ..Default::default()
     }
 }
 
@@ -546,7 +783,7 @@ fn infeasible_mig_mixes(r: &Results, f: &Filter) -> QueryValue {
     let pending: Vec<&PendingWorkload> = r.pending.iter().filter(|w| wanted(w.mode, w.experiment, &w.data)).collect();
     let total = ws.len() + pending.len();
     if total == 0 {
-        return QueryValue { value: None, detail: format!("no MIG workload planned in campaign {}", r.campaign) };
+        return QueryValue::none(format!("no MIG workload planned in campaign {}", r.campaign), vec![]);
     }
     let mut bad: Vec<&str> =
         ws.iter().filter(|w| !w.feasible || w.status == RunStatus::Infeasible).map(|w| w.label.as_str()).collect();
@@ -561,6 +798,8 @@ fn infeasible_mig_mixes(r: &Results, f: &Filter) -> QueryValue {
         } else {
             format!("{} of {total} MIG layouts cannot be made{not_yet}: {}", bad.len(), bad.join(", "))
         },
+        read: ids(&ws),
+        ..Default::default()
     }
 }
 
@@ -602,17 +841,19 @@ fn mig_isolation_spread(r: &Results, f: &Filter) -> QueryValue {
                 v * 100.0,
                 stood_in_note(stood)
             ),
+            stand_in: stood,
+            read: ids(&ws),
+            ..Default::default()
         },
-        None => QueryValue {
-            value: None,
-            detail: why_none(r, &ws, "MIG workload with the same job beside different neighbours"),
-        },
+        None => {
+            QueryValue::none(why_none(r, &ws, "MIG workload with the same job beside different neighbours"), ids(&ws))
+        }
     }
 }
 
 fn memory_fit_mismatches(r: &Results, f: &Filter) -> QueryValue {
     let Some(capacity) = r.gpu_memory_bytes() else {
-        return QueryValue { value: None, detail: "the GPU's memory size is not in the traces".to_string() };
+        return QueryValue::none("the GPU's memory size is not in the traces".to_string(), vec![]);
     };
     let alone: BTreeMap<(String, String, u32), f64> = r
         .baselines
@@ -623,6 +864,7 @@ fn memory_fit_mismatches(r: &Results, f: &Filter) -> QueryValue {
     let mut checked = 0;
     let mut over = 0;
     let mut mismatches = Vec::new();
+    let mut read = Vec::new();
     for w in r.workloads.iter().filter(|w| {
         matches!(w.mode, Mode::Naive | Mode::Mps)
             && w.n_jobs() >= 2
@@ -631,6 +873,7 @@ fn memory_fit_mismatches(r: &Results, f: &Filter) -> QueryValue {
     }) {
         let need: Option<f64> =
             w.jobs.iter().map(|j| alone.get(&(j.model.clone(), j.dataset.clone(), j.batch_size)).copied()).sum();
+        read.push(w.id.clone());
         let Some(need) = need else { continue };
         let oom = w.out_of_memory();
         let ran = w.status == RunStatus::Ok;
@@ -647,19 +890,16 @@ fn memory_fit_mismatches(r: &Results, f: &Filter) -> QueryValue {
         }
     }
     if checked == 0 {
-        return QueryValue {
-            value: None,
-            detail: "no collocated naive or MPS workload with its jobs' memory known".to_string(),
-        };
+        return QueryValue::none("no collocated naive or MPS workload with its jobs' memory known".to_string(), read);
     }
     if over == 0 && mismatches.is_empty() {
-        return QueryValue {
-            value: None,
-            detail: format!(
+        return QueryValue::none(
+            format!(
                 "all {checked} collocated workloads fit in {:.0} GiB: the rule's failure side is not exercised",
                 capacity / GIB
             ),
-        };
+            read,
+        );
     }
     QueryValue {
         value: Some(mismatches.len() as f64),
@@ -668,6 +908,8 @@ fn memory_fit_mismatches(r: &Results, f: &Filter) -> QueryValue {
         } else {
             format!("{} of {checked} workloads contradict the rule: {}", mismatches.len(), mismatches.join(", "))
         },
+        read,
+        ..Default::default()
     }
 }
 

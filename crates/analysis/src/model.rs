@@ -247,6 +247,8 @@ measures! {
         per_job_slowdown: Job(|j| j.slowdown),
         /// Over all jobs and repetitions.
         data_wait_share: Job(|j| j.data_wait_share),
+        /// Over all jobs and repetitions: the share of the window spent starting epochs.
+        epoch_start_wait_share: Job(|j| j.epoch_start_wait_share),
         /// Over all jobs and repetitions with one: the relative half-width of the 95%
         /// confidence interval of the job's throughput (see [`ThroughputCi`]).
         throughput_ci_rel: Job(|j| j.throughput_ci.map(|c| c.relative_half_width)),
@@ -480,6 +482,12 @@ pub struct JobRun {
     pub data_wait_share: Option<f64>,
     /// Iterations in the window whose data wait exceeded 0.1 s.
     pub slow_data_steps: Option<f64>,
+    /// Share of the window the job's loader spent starting epochs: the data waits of each
+    /// epoch's first iteration beyond the mean wait of the others, over the window (the
+    /// epoch's first iterations told by the largest summed wait among the iterations'
+    /// positions in an epoch). `None` where the window holds fewer than two epochs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epoch_start_wait_share: Option<f64>,
     /// Host CPU use of the job's process tree, in cores (100 % of one core = 1).
     pub cpu_cores: Option<f64>,
     pub rss_bytes_max: Option<f64>,
@@ -513,6 +521,7 @@ impl JobRun {
             throughput_ci_missing: None,
             data_wait_share: None,
             slow_data_steps: None,
+            epoch_start_wait_share: None,
             cpu_cores: None,
             rss_bytes_max: None,
             gpu_mem_bytes_max: None,

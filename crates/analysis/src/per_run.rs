@@ -138,6 +138,12 @@ pub(crate) fn analyse_run(run: &RunData, measured: Measurement) -> RunAnalysis {
                     job.data_wait_share = Some(r.data_wait / r.seconds);
                     job.slow_data_steps = Some(r.slow_steps);
                     job.measured_over = r.interval;
+                    if let (Some([from, to]), Some(it), Some(pj)) =
+                        (r.interval, run.iterations.get(i), run.workload.jobs.get(i))
+                    {
+                        let per_epoch = (pj.data.train_count as f64 * pj.data.fraction) as u64 / pj.batch_size.max(1) as u64;
+                        job.epoch_start_wait_share = epoch_start_wait_share(it, from, to, per_epoch as usize);
+                    }
                     match &r.ci {
                         Ok(ci) => job.throughput_ci = Some(*ci),
                         Err(why) => job.throughput_ci_missing = Some(why.clone()),
@@ -409,6 +415,29 @@ fn iteration_throughputs(iterations: &[Iterations], w: Window, notes: &mut Vec<S
         });
     }
     out
+}
+
+/// The share of `[from, to]` a job's loader spent starting epochs of `per_epoch`
+/// iterations: the waits of the iterations at the position in an epoch whose waits sum
+/// highest, beyond the mean wait of the other iterations, over the interval. `None` when
+/// the interval holds fewer than two epochs (the position cannot be told) or no epoch.
+pub(crate) fn epoch_start_wait_share(it: &Iterations, from: f64, to: f64, per_epoch: usize) -> Option<f64> {
+    let inside: Vec<(usize, f64)> = (0..it.ends.len())
+        .filter(|&k| it.ends[k] > from && it.ends[k] <= to)
+        .map(|k| (k, it.waits.get(k).copied().unwrap_or(0.0)))
+        .collect();
+    if per_epoch < 2 || inside.len() < 2 * per_epoch || to <= from {
+        return None;
+    }
+    let mut by_position = vec![0.0; per_epoch];
+    for (k, w) in &inside {
+        by_position[k % per_epoch] += w;
+    }
+    let start = (0..per_epoch).max_by(|a, b| by_position[*a].total_cmp(&by_position[*b]))?;
+    let starts: Vec<f64> = inside.iter().filter(|(k, _)| k % per_epoch == start).map(|(_, w)| *w).collect();
+    let others: Vec<f64> = inside.iter().filter(|(k, _)| k % per_epoch != start).map(|(_, w)| *w).collect();
+    let mean = others.iter().sum::<f64>() / others.len().max(1) as f64;
+    Some((starts.iter().map(|w| w - mean).sum::<f64>() / (to - from)).max(0.0))
 }
 
 /// The intersection of the jobs' `[window_start, window_end]`.

@@ -15,21 +15,88 @@ fn paper_text(c: &ClaimOutcome) -> String {
     format!("{} ({})", c.paper.text, c.paper.source)
 }
 
-/// Our value of a check: `2.87 — 7 × resnet26 in mps`.
+/// Our value of a check in full: `2.54 (95 % interval 2.41 to 2.66; stand-in: …) — 7 ×
+/// resnet26 in mps-limited 1g×7`, then the implausible workloads it picked or read.
 fn check_text(k: &CheckOutcome) -> String {
-    match k.value {
-        Some(v) => format!("{} — {}", short(v), k.detail),
-        None => format!("not run — {}", k.detail),
+    let Some(v) = k.value else { return format!("not run — {}", k.detail) };
+    let mut about = Vec::new();
+    if let Some([lo, hi]) = k.interval {
+        about.push(format!("95 % interval {} to {}", short(lo), short(hi)));
     }
+    if k.stand_in {
+        about.push(format!("{STAND_IN_MARK}: {STAND_IN_NOTE}"));
+    }
+    let mut out = if about.is_empty() {
+        format!("{} — {}", short(v), k.detail)
+    } else {
+        format!("{} ({}) — {}", short(v), about.join("; "), k.detail)
+    };
+    if !k.picked_implausible.is_empty() {
+        out.push_str(&format!(
+            "; **the value comes from a workload marked implausible**: {}",
+            marked(&k.picked_implausible)
+        ));
+    }
+    if !k.read_implausible.is_empty() {
+        out.push_str(&format!(
+            "; {} of the {} workloads read are marked implausible",
+            k.read_implausible.len(),
+            k.workloads_read
+        ));
+    }
+    out
 }
 
-/// Our value, over the paper's where the check has one: `1.20 / 4`, `1`, `—`.
+/// `e33-…: ANTT below 1; e37-…: STP above 2`.
+fn marked(m: &std::collections::BTreeMap<String, Vec<String>>) -> String {
+    m.iter().map(|(id, why)| format!("`{id}`: {}", why.join(", "))).collect::<Vec<_>>().join("; ")
+}
+
+/// After a value measured on `mps-limited` where the claim speaks of MIG.
+pub(crate) const STAND_IN_MARK: &str = "(stand-in)";
+
+/// What [`STAND_IN_MARK`] means.
+pub(crate) const STAND_IN_NOTE: &str = "measured on the mps-limited stand-in (MPS with the thread and memory caps of the MIG profile), not on MIG, which could not be enabled; it is not isolated as MIG is";
+
+/// After a value picked from a workload the analysis marks implausible.
+pub(crate) const IMPLAUSIBLE_VALUE_MARK: &str = "(implausible)";
+
+/// Our value with its interval and marks, over the paper's where the check has one:
+/// `2.54 [2.41–2.66] (stand-in) / 3`, `1`, `—`.
 pub(crate) fn ours_over_paper(k: &CheckOutcome) -> String {
-    match (k.value, k.paper_value) {
-        (Some(v), Some(p)) => format!("{} / {}", short(v), short(p)),
-        (Some(v), None) => short(v),
-        (None, _) => "—".to_string(),
+    let Some(v) = k.value else { return "—".to_string() };
+    let mut out = short(v);
+    if let Some([lo, hi]) = k.interval {
+        out.push_str(&format!(" [{}–{}]", short(lo), short(hi)));
     }
+    if k.stand_in {
+        out.push(' ');
+        out.push_str(STAND_IN_MARK);
+    }
+    if !k.picked_implausible.is_empty() {
+        out.push(' ');
+        out.push_str(IMPLAUSIBLE_VALUE_MARK);
+    }
+    if let Some(p) = k.paper_value {
+        out.push_str(&format!(" / {}", short(p)));
+    }
+    out
+}
+
+/// The HTML class of a text that starts with a grade (`direction only (generated)`,
+/// `holds: 2.85 / 3`): `verdict-direction-only`; `None` for other text.
+pub(crate) fn grade_class(text: &str) -> Option<&'static str> {
+    // Longest first: no grade's words begin another's, but keep it robust.
+    let mut all = Verdict::ALL;
+    all.sort_by_key(|v| std::cmp::Reverse(v.as_str().len()));
+    all.into_iter().find(|v| text.starts_with(v.as_str())).map(|v| match v {
+        Verdict::Holds => "verdict-holds",
+        Verdict::DirectionOnly => "verdict-direction-only",
+        Verdict::Inconclusive => "verdict-inconclusive",
+        Verdict::DoesNotHold => "verdict-does-not-hold",
+        Verdict::ByConstruction => "verdict-by-construction",
+        Verdict::NotRun => "verdict-not-run",
+    })
 }
 
 /// A source's grade with our values: `direction only: 1.20 / 4, 1`.
@@ -81,9 +148,16 @@ fn sources(claims: &[ClaimOutcome]) -> Vec<String> {
 
 const GRADES: &str = "Grades: holds (the paper's direction, and its magnitude within the claim's tolerance of the \
 paper's number); direction only (the direction holds, the magnitude lies outside the tolerance; ours / paper's shown); \
-does not hold; not run. Each claim is graded on every data source measured; the headline grade is that of the source \
-closest to the paper's image files read by 4 loader workers per job (imagefolder, else generated, else synthetic) on \
-which the claim was measured.";
+inconclusive (the value's 95 % interval, in brackets, straddles the direction's threshold, or the edge of the tolerance \
+so that holds and direction only cannot be told apart); does not hold; by construction (the check reads no \
+measurement: the MIG placement rules answer it); not run. A value's interval is a workload's STP interval, or for a \
+ratio of two workloads the conservative one (low over high, high over low); shares and counts have none. A claim's \
+grade is the first of does not hold, not run, inconclusive, direction only, holds, by construction that one of its \
+checks has. Each claim is graded on every data source measured; the headline grade is that of the source closest to \
+the paper's image files read by 4 loader workers per job (imagefolder, else generated, else synthetic) on which the \
+claim was measured. (stand-in): measured on the mps-limited stand-in where the claim speaks of MIG. (implausible): the \
+value comes from a workload the analysis marks implausible (§ in the tables). The direction thresholds are ours, not \
+the paper's, unless the claim's details say they are the paper's.";
 
 pub(crate) fn table(results: &Results, claims: &[ClaimOutcome], paper_gpu: Option<&GpuTable>) -> Table {
     let sources = sources(claims);
@@ -188,13 +262,15 @@ pub(crate) fn markdown(results: &Results, claims: &[ClaimOutcome]) -> String {
                     _ => String::new(),
                 };
                 out.push_str(&format!(
-                    "  - `{}`{}: {}. Direction: {}{magnitude}; **ours:** {} → {}\n",
+                    "  - `{}`{}: {}. Direction: {} ({}){magnitude}; **ours:** {} → {}{}\n",
                     k.query,
                     if k.args.is_empty() { String::new() } else { format!(" ({})", k.args) },
                     k.describe,
                     k.expect,
+                    k.threshold_basis,
                     check_text(k),
-                    k.verdict.as_str()
+                    k.verdict.as_str(),
+                    if k.value.is_some() && !k.reason.is_empty() { format!(": {}", k.reason) } else { String::new() }
                 ));
             }
         }
@@ -258,5 +334,92 @@ fn truncate(s: &str, n: usize) -> String {
         let mut t: String = s.chars().take(n - 1).collect();
         t.push('…');
         t
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use colloc_analysis::testkit::{plan, write_campaign, FixtureOptions};
+    use std::path::Path;
+
+    /// The fixture campaign (MIG skipped, mps-limited standing in) with the project's claims.
+    pub(crate) fn fixture() -> (tempfile::TempDir, Results, Vec<ClaimOutcome>) {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let text = std::fs::read_to_string(root.join("artifact.yaml")).unwrap();
+        let claims = colloc_spec::claims::parse_claims_yaml(&text).unwrap();
+        let d = tempfile::tempdir().unwrap();
+        let opts = FixtureOptions::default();
+        let dir = write_campaign(d.path(), &opts).unwrap();
+        let r = colloc_analysis::analyse(&dir, Some(&plan(&opts).unwrap())).unwrap();
+        let c = colloc_analysis::evaluate(&r, &claims).unwrap();
+        (d, r, c)
+    }
+
+    fn row<'a>(text: &'a str, starts: &str) -> &'a str {
+        text.lines().find(|l| l.starts_with(starts)).unwrap_or_else(|| panic!("no line {starts:?} in {text}"))
+    }
+
+    #[test]
+    fn stand_in_values_are_marked_in_every_rendering() {
+        let (_d, r, c) = fixture();
+        let c7 = c.iter().find(|c| c.id == "C7").unwrap();
+        let k = &c7.headline().unwrap().checks[0];
+        assert!(k.stand_in, "{k:?}");
+        let cell = ours_over_paper(k);
+        assert!(cell.contains(&format!("] {STAND_IN_MARK}")) && cell.ends_with(" / 3"), "{cell}");
+        // claims.md: the table row and the check's line.
+        let md = markdown(&r, &c);
+        assert!(row(&md, "| C7 |").contains(STAND_IN_MARK), "{md}");
+        assert!(md.contains(&format!("{STAND_IN_MARK}: {STAND_IN_NOTE}")), "{md}");
+        // The console and the claims table.
+        assert!(row(&console(&c), "C7 ").contains(STAND_IN_MARK));
+        let t = table(&r, &c, None);
+        let cells = format!("{:?}", t.rows.iter().find(|row| row[0] == Cell::text("C7")).unwrap());
+        assert!(cells.contains(STAND_IN_MARK), "{cells}");
+        // C1 (MPS, naive, no MIG) is not marked.
+        assert!(!row(&md, "| C1 |").contains(STAND_IN_MARK) && !row(&console(&c), "C1 ").contains(STAND_IN_MARK));
+    }
+
+    #[test]
+    fn a_value_shows_its_interval_and_an_implausible_source() {
+        let (_d, r, c) = fixture();
+        let mut k = c.iter().find(|c| c.id == "C1").unwrap().headline().unwrap().checks[0].clone();
+        k.value = Some(2.25);
+        k.interval = Some([2.1, 2.4]);
+        k.picked_implausible.clear();
+        assert_eq!(ours_over_paper(&k), "2.25 [2.10–2.40] / 3");
+        k.picked_implausible.insert("e33-x".into(), vec!["ANTT below 1".into()]);
+        assert_eq!(ours_over_paper(&k), format!("2.25 [2.10–2.40] {IMPLAUSIBLE_VALUE_MARK} / 3"));
+        let text = check_text(&k);
+        assert!(text.starts_with("2.25 (95 % interval 2.10 to 2.40) — "), "{text}");
+        assert!(text.contains("marked implausible**: `e33-x`: ANTT below 1"), "{text}");
+        // claims.md names the grades, the thresholds' owners and the grades' reasons.
+        let md = markdown(&r, &c);
+        for v in Verdict::ALL {
+            assert!(GRADES.contains(v.as_str()), "{v:?}");
+        }
+        assert!(md.contains("(ours, not the paper's: a clear gain"), "{md}");
+        assert!(md.contains("→ by construction: 2 meets ≥ 1 by the MIG placement rules"), "{md}");
+    }
+
+    #[test]
+    fn every_grade_has_its_class() {
+        let classes: Vec<Option<&str>> =
+            Verdict::ALL.iter().map(|v| grade_class(&format!("{} (generated)", v.as_str()))).collect();
+        assert_eq!(
+            classes,
+            [
+                Some("verdict-does-not-hold"),
+                Some("verdict-not-run"),
+                Some("verdict-inconclusive"),
+                Some("verdict-direction-only"),
+                Some("verdict-holds"),
+                Some("verdict-by-construction"),
+            ]
+        );
+        assert_eq!(grade_class("holds: 2.85 [2.76–2.97] / 3, 0.95"), Some("verdict-holds"));
+        assert_eq!(grade_class("qualitative"), None);
+        assert_eq!(grade_class("—"), None);
     }
 }

@@ -53,10 +53,12 @@ fn table_html(t: &Table) -> String {
         out.push_str("<tr>");
         for (i, cell) in row.iter().enumerate() {
             let num = t.columns[i].is_numeric();
+            let text = t.display_full(i, cell);
+            let class = if num { Some("num") } else { claims_grade_class(t, i, &text) };
             out.push_str(&format!(
                 "<td{}>{}</td>",
-                if num { " class=\"num\"" } else { "" },
-                escape(&t.display_full(i, cell))
+                class.map_or(String::new(), |c| format!(" class=\"{c}\"")),
+                escape(&text)
             ));
         }
         out.push_str("</tr>\n");
@@ -69,13 +71,25 @@ fn table_html(t: &Table) -> String {
     out
 }
 
+/// In the claims table, the class of a cell showing a grade (the headline, and each data
+/// source's `grade: values`): `verdict-holds`, `verdict-direction-only`,
+/// `verdict-inconclusive`, `verdict-does-not-hold`, `verdict-by-construction`,
+/// `verdict-not-run`.
+fn claims_grade_class(t: &Table, column: usize, text: &str) -> Option<&'static str> {
+    let h = &t.columns[column].header;
+    (t.id == "claims" && (h == "Headline" || h.starts_with("Ours, ")))
+        .then(|| crate::claims::grade_class(text))
+        .flatten()
+}
+
 const STYLE: &str = "body{font-family:'DejaVu Sans',Verdana,sans-serif;max-width:1250px;margin:2em auto;padding:0 1em;color:#222;line-height:1.4}\
 h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ccc}h3{margin-bottom:.2em}\
 .simulated{background:#fde8e8;border:2px solid #c00;color:#900;padding:.5em 1em;font-weight:bold}\
 figure{margin:2em 0}figure img{width:100%;height:auto;border:1px solid #eee}figcaption{font-size:.9em;color:#444}\
 .scroll{overflow-x:auto}table{border-collapse:collapse;font-size:.85em}th,td{padding:.25em .6em;border-bottom:1px solid #ddd;vertical-align:top}\
 th{border-bottom:2px solid #444;text-align:left}.num{text-align:right;white-space:nowrap}.notes{font-size:.8em;color:#555}\
-.verdict-holds{color:#070}.verdict-does-not-hold{color:#b00}.verdict-not-run{color:#777}code{font-size:.9em}";
+.verdict-holds{color:#070}.verdict-direction-only{color:#a60}.verdict-inconclusive{color:#55a;font-style:italic}\
+.verdict-does-not-hold{color:#b00}.verdict-by-construction{color:#367}.verdict-not-run{color:#777}code{font-size:.9em}";
 
 /// Marks the figures that fail to load, for the headless-browser test.
 const CHECK_SCRIPT: &str = "window.addEventListener('load',function(){var i=Array.prototype.slice.call(document.querySelectorAll('img.figure'));\
@@ -169,6 +183,34 @@ pub(crate) fn report(
 
 #[cfg(test)]
 mod tests {
+    /// The claims table's grade cells carry their grade's class, each styled.
+    #[test]
+    fn claims_grades_carry_their_class() {
+        let (_d, r, c) = crate::claims::tests::fixture();
+        let html = super::table_html(&crate::claims::table(&r, &c, None));
+        for (class, cell) in [
+            ("verdict-by-construction", "by construction (synthetic)"),
+            ("verdict-not-run", "not run"),
+            ("verdict-holds", "holds (generated)"),
+            ("verdict-does-not-hold", "does not hold (synthetic)"),
+        ] {
+            assert!(html.contains(&format!("<td class=\"{class}\">{cell}</td>")), "{class}: {html}");
+        }
+        assert!(html.contains("<td class=\"verdict-direction-only\">direction only: "), "{html}");
+        // The statement and the paper's words are not grades.
+        assert!(!html.contains("class=\"verdict-holds\">Collocation"), "{html}");
+        for class in [
+            "verdict-holds",
+            "verdict-direction-only",
+            "verdict-inconclusive",
+            "verdict-does-not-hold",
+            "verdict-by-construction",
+            "verdict-not-run",
+        ] {
+            assert!(super::STYLE.contains(&format!(".{class}{{")), "{class}");
+        }
+    }
+
     #[test]
     fn base64_matches_the_rfc() {
         assert_eq!(super::base64(b""), "");

@@ -9,22 +9,25 @@
 //!     checks:
 //!       - query: aggregate_ratio
 //!         args: { experiment: 33, model: resnet26, jobs: 7, mode: mig, stand_in: true }
-//!         expect: { at_least: 1.1 }
+//!         expect: { at_least: 1.1, basis: { ours: "a clear gain: at least 10 %, as C1" } }
 //!         paper_value: 3.0
 //!     tolerance: { absolute: 0.5, basis: "\"~3×\" is given to one significant digit" }
 //! ```
 //!
 //! A check names a query that the analysis implements (`colloc_analysis::claims::QUERIES`
 //! lists them), gives it a few arguments and says what the query's value must satisfy for
-//! the paper's direction (`expect`). A check with a `paper_value` is also graded on
-//! magnitude: its value must lie within the claim's `tolerance` of the paper's number.
-//! Grades: `holds` (every check's direction, and magnitude where the paper gives one),
-//! `direction only` (the directions hold, some magnitude lies outside the tolerance),
-//! `does not hold`, `not run`. The tolerance comes from the paper's own wording, never
-//! from our measurements; a qualitative claim has neither tolerance nor paper values.
+//! the paper's direction (`expect`), and whose that threshold is (`expect.basis`: `ours`,
+//! a threshold we chose, or `paper`, one the paper's words state). A check with a
+//! `paper_value` is also graded on magnitude: its value must lie within the claim's
+//! `tolerance` of the paper's number. The grades (`colloc_analysis::Verdict`): `holds`,
+//! `direction only` (the magnitude outside the tolerance), `inconclusive` (the value's 95 %
+//! interval straddles the threshold or the tolerance's edge), `does not hold`, `by
+//! construction` (a check that reads no measurement), `not run`. The tolerance comes from
+//! the paper's own wording, never from our measurements; a qualitative claim has neither
+//! tolerance nor paper values.
 
 use serde::{Deserialize, Serialize};
-use serde_saphyr::Spanned;
+use serde_saphyr::{Location, Spanned};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -132,7 +135,10 @@ impl std::fmt::Display for ArgValue {
     }
 }
 
-/// What the value of a query must satisfy. At least one field is given; all given must hold.
+/// What the value of a query must satisfy. At least one bound is given; all given must
+/// hold. `basis` says whose the bounds are: the paper's (a bound that its words state or
+/// imply, `"some mixes cannot be laid out": at least one`) or ours (a threshold we chose to
+/// read a direction from a measurement, `a clear gain: at least 10 %`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Expect {
@@ -148,6 +154,53 @@ pub struct Expect {
     /// The sign of the value: `increasing` (> 0) or `decreasing` (< 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub direction: Option<Direction>,
+    /// Whose bounds these are, and why: `{ ours: "…" }` or `{ paper: "…" }`. Required.
+    pub basis: ThresholdBasis,
+}
+
+/// Where a check's direction threshold comes from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum ThresholdBasis {
+    /// Ours, not the paper's: why we chose it (`a clear gain: at least 10 %`).
+    Ours(#[schemars(with = "String")] Spanned<String>),
+    /// The paper's: the words of the paper that state or imply it.
+    Paper(#[schemars(with = "String")] Spanned<String>),
+}
+
+impl Default for ThresholdBasis {
+    /// Ours, without a reason: [`diagnose`] refuses it in a file.
+    fn default() -> Self {
+        ThresholdBasis::Ours(Spanned::new(String::new(), Location::UNKNOWN, Location::UNKNOWN))
+    }
+}
+
+impl ThresholdBasis {
+    /// Whether the threshold is ours rather than the paper's.
+    pub fn is_ours(&self) -> bool {
+        matches!(self, ThresholdBasis::Ours(_))
+    }
+
+    /// The reason as written.
+    pub fn text(&self) -> &str {
+        match self {
+            ThresholdBasis::Ours(s) | ThresholdBasis::Paper(s) => &s.value,
+        }
+    }
+
+    /// `ours: a clear gain: at least 10 %`, `paper's: "some mixes cannot be laid out"`.
+    pub fn describe(&self) -> String {
+        match self {
+            ThresholdBasis::Ours(s) => format!("ours, not the paper's: {}", s.value),
+            ThresholdBasis::Paper(s) => format!("the paper's: {}", s.value),
+        }
+    }
+
+    fn spanned(&self) -> &Spanned<String> {
+        match self {
+            ThresholdBasis::Ours(s) | ThresholdBasis::Paper(s) => s,
+        }
+    }
 }
 
 /// A band around the paper's number: exactly one of `relative` and `absolute`, with the
@@ -187,6 +240,21 @@ impl Tolerance {
         ours.is_finite() && ours >= lo - EDGE && ours <= hi + EDGE
     }
 
+    /// Whether every value of `[low, high]` lies in the band around `value` (`Some(true)`),
+    /// none does (`Some(false)`), or the interval straddles an edge of the band (`None`).
+    pub fn contains_over(&self, value: f64, low: f64, high: f64) -> Option<bool> {
+        if self.contains(value, low) && self.contains(value, high) {
+            return Some(true);
+        }
+        let (lo, hi) = self.band(value);
+        const EDGE: f64 = 1e-9;
+        if !(low.is_finite() && high.is_finite()) || high < lo - EDGE || low > hi + EDGE {
+            Some(false)
+        } else {
+            None
+        }
+    }
+
     /// The band in words: `±25 %`, `±0.5`.
     pub fn describe(&self) -> String {
         match (&self.relative, &self.absolute) {
@@ -220,6 +288,56 @@ pub enum Direction {
 }
 
 impl Expect {
+    /// Whether some bound is given.
+    pub fn has_bounds(&self) -> bool {
+        self.at_least.is_some() || self.at_most.is_some() || self.within_factor.is_some() || self.direction.is_some()
+    }
+
+    /// The values that satisfy every bound: `(low, high)`, closed except where a
+    /// `direction` makes an end 0 open; `low > high` when none does.
+    fn accepted(&self) -> (f64, f64) {
+        let mut lo = f64::NEG_INFINITY;
+        let mut hi = f64::INFINITY;
+        if let Some(b) = self.at_least {
+            lo = lo.max(b);
+        }
+        if let Some(b) = self.at_most {
+            hi = hi.min(b);
+        }
+        if let Some(w) = &self.within_factor {
+            lo = lo.max(w.of / w.factor);
+            hi = hi.min(w.of * w.factor);
+        }
+        match self.direction {
+            Some(Direction::Increasing) => lo = lo.max(0.0),
+            Some(Direction::Decreasing) => hi = hi.min(0.0),
+            None => {}
+        }
+        (lo, hi)
+    }
+
+    /// Whether every value of the interval `[low, high]` satisfies the bounds (`Some(true)`),
+    /// none does (`Some(false)`), or the interval straddles a bound (`None`): the value is
+    /// then inconclusive.
+    pub fn holds_over(&self, low: f64, high: f64) -> Option<bool> {
+        if !(low.is_finite() && high.is_finite()) || low > high {
+            return Some(false);
+        }
+        if self.holds(low) && self.holds(high) {
+            return Some(true);
+        }
+        let (lo, hi) = self.accepted();
+        let open_low = self.direction == Some(Direction::Increasing) && lo == 0.0;
+        let open_high = self.direction == Some(Direction::Decreasing) && hi == 0.0;
+        let below = high < lo || (open_low && high <= lo);
+        let above = low > hi || (open_high && low >= hi);
+        if lo > hi || below || above {
+            Some(false)
+        } else {
+            None
+        }
+    }
+
     /// Whether `value` satisfies every bound given.
     pub fn holds(&self, value: f64) -> bool {
         if !value.is_finite() {
@@ -299,6 +417,19 @@ pub fn diagnose(claims: &[ClaimSpec], file: &Path, text: &str) -> Vec<Diagnostic
         let mut d = |at: &serde_saphyr::Location, m: String| {
             out.push(Diagnostic::new(file, text, *at, format!("claim {}: {m}", c.id)))
         };
+        for k in &c.checks {
+            let b = k.expect.basis.spanned();
+            if b.value.trim().is_empty() {
+                d(
+                    &b.referenced,
+                    format!(
+                        "check `{}`: `basis` must say whose threshold {} is and why: `{{ ours: \"…\" }}` for one we chose, `{{ paper: \"…\" }}` with the paper's words",
+                        k.query,
+                        k.expect.describe()
+                    ),
+                );
+            }
+        }
         let valued: Vec<&ClaimCheck> = c.checks.iter().filter(|k| k.paper_value.is_some()).collect();
         for k in &valued {
             let p = k.paper_value.as_ref().expect("filtered");
@@ -392,7 +523,7 @@ pub fn validate(claims: &[ClaimSpec]) -> Result<(), ClaimsError> {
             if k.query.trim().is_empty() {
                 return Err(bad("a check without a query"));
             }
-            if k.expect == Expect::default() {
+            if !k.expect.has_bounds() {
                 return Err(bad(&format!(
                     "check `{}` expects nothing (give at_least, at_most, within_factor or direction)",
                     k.query
@@ -421,7 +552,7 @@ claims:
     checks:
       - query: aggregate_ratio
         args: { experiment: 33, model: resnet26, jobs: 7, mode: mig, stand_in: true, classes: [small, medium] }
-        expect: { within_factor: { of: 3.0, factor: 1.5 } }
+        expect: { within_factor: { of: 3.0, factor: 1.5 }, basis: { ours: "within half again" } }
 "#;
 
     #[test]
@@ -442,7 +573,7 @@ claims:
     fn rejects_unknown_fields_and_empty_expectations() {
         let typo = DOC.replace("statement:", "statment:");
         assert!(parse_claims_yaml(&typo).is_err());
-        let empty = DOC.replace("{ within_factor: { of: 3.0, factor: 1.5 } }", "{}");
+        let empty = DOC.replace("within_factor: { of: 3.0, factor: 1.5 }, ", "");
         assert!(matches!(parse_claims_yaml(&empty), Err(ClaimsError::Invalid { .. })));
     }
 
@@ -451,6 +582,40 @@ claims:
         let e = Expect { direction: Some(Direction::Increasing), ..Default::default() };
         assert!(e.holds(0.2) && !e.holds(0.0) && !e.holds(-1.0));
         assert_eq!(e.describe(), "> 0 (increasing)");
+        assert_eq!(e.holds_over(0.1, 0.3), Some(true));
+        assert_eq!(e.holds_over(-0.1, 0.3), None);
+        assert_eq!(e.holds_over(-0.3, 0.0), Some(false));
+    }
+
+    #[test]
+    fn an_interval_holds_misses_or_straddles() {
+        let e = Expect { at_least: Some(1.1), ..Default::default() };
+        assert_eq!(e.holds_over(1.2, 1.5), Some(true));
+        assert_eq!(e.holds_over(0.9, 1.05), Some(false));
+        assert_eq!(e.holds_over(1.05, 1.2), None);
+        let band = Expect { at_least: Some(1.0), at_most: Some(2.0), ..Default::default() };
+        assert_eq!(band.holds_over(0.5, 2.5), None, "an interval over the whole band straddles both ends");
+        assert_eq!(band.holds_over(2.1, 2.5), Some(false));
+        assert_eq!(band.holds_over(1.0, 2.0), Some(true));
+        assert_eq!(band.holds_over(f64::NAN, 2.0), Some(false));
+    }
+
+    #[test]
+    fn a_threshold_says_whose_it_is() {
+        let c = parse_claims_yaml(DOC).unwrap();
+        let b = &c[0].checks[0].expect.basis;
+        assert!(b.is_ours() && b.text() == "within half again", "{b:?}");
+        let paper = DOC.replace("{ ours: \"within half again\" }", "{ paper: \"about 3×\" }");
+        let b = parse_claims_yaml(&paper).unwrap()[0].checks[0].expect.basis.clone();
+        assert!(!b.is_ours() && b.describe() == "the paper's: about 3×", "{b:?}");
+        // Missing, or given without a reason: refused.
+        assert!(parse_claims_yaml(&DOC.replace(", basis: { ours: \"within half again\" }", "")).is_err());
+        let empty = DOC.replace("\"within half again\"", "\"\"");
+        let c: ClaimsOnly = serde_saphyr::from_str(&empty).unwrap();
+        let d = diagnose(&c.claims, Path::new("artifact.yaml"), &empty);
+        assert!(d.len() == 1 && d[0].line == 10 && d[0].message.contains("whose threshold"), "{d:?}");
+        // Both at once is not one basis.
+        assert!(parse_claims_yaml(&DOC.replace("{ ours: \"within half again\" }", "{ ours: a, paper: b }")).is_err());
     }
 
     const GRADED: &str = r#"
@@ -460,7 +625,7 @@ claims:
     paper: { text: "up to 1.8×", value: 1.8, source: "summary" }
     checks:
       - query: mps_over_naive_max
-        expect: { at_least: 1.05 }
+        expect: { at_least: 1.05, basis: { ours: "a clear gain" } }
         paper_value: 1.8
     tolerance: { absolute: 0.05, basis: "to the nearest ten percent" }
 "#;
@@ -471,6 +636,9 @@ claims:
         let t = c[0].tolerance.as_ref().unwrap();
         assert!(t.contains(1.8, 1.75) && t.contains(1.8, 1.85) && !t.contains(1.8, 1.31));
         assert_eq!(t.describe_around(1.8), "±0.05 of 1.8 (1.75 to 1.85)");
+        assert_eq!(t.contains_over(1.8, 1.76, 1.84), Some(true));
+        assert_eq!(t.contains_over(1.8, 1.3, 1.7), Some(false));
+        assert_eq!(t.contains_over(1.8, 1.7, 1.8), None);
         let rel = GRADED.replace("absolute: 0.05", "relative: 0.25");
         let t = parse_claims_yaml(&rel).unwrap()[0].tolerance.clone().unwrap();
         assert_eq!(t.describe_around(4.0), "±25 % of 4 (3 to 5)");

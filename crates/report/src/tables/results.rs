@@ -378,6 +378,7 @@ pub(crate) fn utilisation(results: &Results) -> Table {
                 med(w.stats.energy_per_image_j),
                 med(w.stats.cpu_cores_total),
                 med(w.stats.data_wait_share),
+                med(w.stats.epoch_start_wait_share),
             ]
         })
         .collect();
@@ -401,12 +402,14 @@ pub(crate) fn utilisation(results: &Results) -> Table {
             Column::number("Energy per image", Quantity::JoulesPerImage),
             Column::number("Host CPU", Quantity::Cores),
             Column::number("Data wait", Quantity::Share),
+            Column::number("Epoch starts", Quantity::Share),
         ],
         rows,
         notes: vec![
             "SM activity, occupancy, tensor activity and DRAM bandwidth from NVML GPM (whole GPU; for MIG, the mean over instances when the whole-GPU value is not available); GPU utilisation is NVML's coarser busy time.".to_string(),
             "Energy per image: the increase of the GPU's total-energy counter (NVML) between its first and its last reading inside the window, scaled from their interval to the whole window, over the images all jobs trained in it (the sum of their throughputs times the window); the mean power times the window only where the GPU reports no energy counter.".to_string(),
             "Host CPU: the jobs' process trees summed, in cores; data wait: share of training time spent waiting for the next batch (median over the jobs).".to_string(),
+            "Epoch starts: share of the window a job's loader spent starting epochs (the data waits of each epoch's first iteration beyond the mean wait of the others; median over the jobs); — where a job's window held fewer than two epochs of its data set.".to_string(),
         ],
         simulated: results.simulated,
     }
