@@ -185,7 +185,7 @@ where
         entries.push(("out of memory".into(), ALERT, Key::Mark(Marker::Cross, true)));
     }
     if any_implausible {
-        entries.push(("implausible (§ in the tables)".into(), ALERT, Key::Mark(Marker::Circle, false)));
+        entries.push(("implausible (§)".into(), ALERT, Key::Mark(Marker::Circle, false)));
     }
     // The key looks like the hollow markers drawn: the mode's own when one mode has them.
     match hollow_modes.as_slice() {
