@@ -428,7 +428,7 @@ fn implausible(w: &PlannedWorkload, r: &WorkloadResult, runs: &[&RunResult]) -> 
     if !w.is_baseline() {
         if let (Some(a), Some(hi)) = (r.stats.antt, antt_hi.filter(|hi| *hi < 1.0)) {
             out.push(format!(
-                "ANTT {:.2} is below 1 (its 95% interval too, up to {hi:.2}): every job ran faster beside the others than its model alone",
+                "ANTT {:.2} is below 1 (its 95% interval too, up to {hi:.3}): every job ran faster beside the others than its model alone",
                 a.median
             ));
         }

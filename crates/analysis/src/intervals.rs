@@ -1,13 +1,19 @@
-//! The 95% intervals of a workload's ratios: a percentile bootstrap over what the ratios
-//! rest on. Each resample draws the workload's repetitions with replacement; for each drawn
-//! run, each job's runs alone (those its ratio divides by) with replacement, each moved as
-//! one run alone strays from another beside it (log-normal, the pooled spread of
-//! [`crate::model::JobRun::baseline_spread`], at least its own window's interval), their
-//! median the job's baseline; and each job's throughput moved within its own window's 95%
-//! interval (normal, that interval's half-width over 1.96 its standard deviation). The statistic of a resample is the median over its drawn repetitions, as the
-//! tables report the median. Deterministic: the generator is seeded by the workload's id.
+//! The 95% intervals of a workload's ratios: a bootstrap over what the ratios rest on. Each
+//! resample draws the workload's repetitions with replacement; for each drawn run, each
+//! job's baseline anew: where the spread of runs alone beside each other is known
+//! ([`crate::model::JobRun::baseline_spread`]), as many runs as the ratio divides by drawn
+//! around their median with that spread (log-normal) and their median taken (a parametric
+//! bootstrap: one to three runs alone cannot show their own spread); else those runs drawn
+//! with replacement, each moved within its own window's 95% interval. A baseline is drawn
+//! once per resample, shared by every run and job that divides by the same runs alone
+//! (repetitions made beside them share their error). Each job's throughput moves within
+//! its own window's 95% interval (normal, that interval's half-width over 1.96 its standard
+//! deviation). The statistic of a resample is the median over its drawn repetitions, as the
+//! tables report the median; the interval is its 2.5th to 97.5th percentile. Deterministic:
+//! the generator is seeded by the workload's id.
 
 use crate::model::{RatioIntervals, RunResult};
+use std::collections::BTreeMap;
 
 /// Resamples per workload.
 pub(crate) const RESAMPLES: u32 = 2000;
@@ -83,7 +89,7 @@ fn percentiles(v: &mut [f64]) -> [f64; 2] {
 
 /// One resampled run: its STP, ANTT, fairness and aggregate throughput; `None` when a job
 /// has no ratio.
-fn resample_run(r: &RunResult, rng: &mut Rng) -> Option<[f64; 4]> {
+fn resample_run(r: &RunResult, rng: &mut Rng, drawn_alone: &mut BTreeMap<String, f64>) -> Option<[f64; 4]> {
     let mut normalised = Vec::with_capacity(r.jobs.len());
     let mut aggregate = 0.0;
     for j in &r.jobs {
@@ -93,15 +99,45 @@ fn resample_run(r: &RunResult, rng: &mut Rng) -> Option<[f64; 4]> {
         }
         // A smoothed bootstrap: each drawn run alone moves as one run strays from another
         // beside it (the pooled spread), or at least within its own window's interval.
-        let mut drawn: Vec<f64> = (0..j.baseline_runs.len())
-            .map(|_| {
-                let b = &j.baseline_runs[rng.index(j.baseline_runs.len())];
-                let window = b.ci_rel.map_or(0.0, |c| c / 1.96);
-                let sd = j.baseline_spread.unwrap_or(0.0).max(window);
-                b.throughput * (sd * rng.normal()).exp()
-            })
-            .collect();
-        let base = median(&mut drawn);
+        let base = match j.baseline_spread {
+            // Runs alone whose spread beside each other is known: as many new ones drawn
+            // around their median with that spread (a parametric bootstrap), the same draw
+            // for every run and job that divides by the same runs alone in this resample
+            // (repetitions made beside them share their error).
+            Some(sd) => {
+                let key = j.baseline_runs.iter().map(|b| b.run_id.as_str()).collect::<Vec<_>>().join(" ");
+                match drawn_alone.get(&key) {
+                    Some(v) => *v,
+                    None => {
+                        let mut obs: Vec<f64> = j.baseline_runs.iter().map(|b| b.throughput).collect();
+                        let center = median(&mut obs);
+                        let mut drawn: Vec<f64> =
+                            (0..obs.len()).map(|_| center * (sd * rng.normal()).exp()).collect();
+                        let v = median(&mut drawn);
+                        drawn_alone.insert(key, v);
+                        v
+                    }
+                }
+            }
+            // Else the runs alone drawn again with replacement, each moved within its own
+            // window's interval, once per resample.
+            None => {
+                let mut drawn: Vec<f64> = Vec::with_capacity(j.baseline_runs.len());
+                for _ in 0..j.baseline_runs.len() {
+                    let b = &j.baseline_runs[rng.index(j.baseline_runs.len())];
+                    let v = match drawn_alone.get(b.run_id.as_str()) {
+                        Some(v) => *v,
+                        None => {
+                            let v = rng.jitter(b.throughput, b.ci_rel);
+                            drawn_alone.insert(b.run_id.clone(), v);
+                            v
+                        }
+                    };
+                    drawn.push(v);
+                }
+                median(&mut drawn)
+            }
+        };
         let t = rng.jitter(t, j.throughput_ci.map(|c| c.relative_half_width));
         aggregate += t;
         normalised.push(t / base);
@@ -127,9 +163,10 @@ pub(crate) fn of_workload(id: &str, runs: &[&RunResult]) -> Option<RatioInterval
     let mut out: [Vec<f64>; 4] = Default::default();
     for _ in 0..RESAMPLES {
         let mut per_run: [Vec<f64>; 4] = Default::default();
+        let mut drawn_alone: BTreeMap<String, f64> = BTreeMap::new();
         for _ in 0..usable.len() {
             let r = usable[rng.index(usable.len())];
-            if let Some(v) = resample_run(r, &mut rng) {
+            if let Some(v) = resample_run(r, &mut rng, &mut drawn_alone) {
                 for k in 0..4 {
                     per_run[k].push(v[k]);
                 }
