@@ -37,7 +37,17 @@ where
     labels.dedup();
     // Ratios need each model alone; without those runs, show the raw throughput.
     let use_ratio = mixes.iter().any(|w| w.stats.aggregate_ratio.is_some());
-    let value = |w: &WorkloadResult| if use_ratio { w.stats.aggregate_ratio } else { w.stats.aggregate_throughput };
+    // A ratio's bar spans its 95% interval where the analysis gave one.
+    let value = |w: &WorkloadResult| {
+        if use_ratio {
+            w.stats.aggregate_ratio.map(|s| match w.intervals {
+                Some(i) => colloc_analysis::Stats { min: i.stp[0], max: i.stp[1], ..s },
+                None => s,
+            })
+        } else {
+            w.stats.aggregate_throughput
+        }
+    };
     let (mut infeasible, mut not_run, mut no_ref) = (false, false, false);
     let groups = labels
         .iter()

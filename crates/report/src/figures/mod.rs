@@ -110,7 +110,7 @@ impl Figure {
             Figure::AggregateRatio => "Sum of the collocated jobs' throughput over the same model alone on the whole GPU, per mode, one panel per model; markers are medians over repetitions, bars their 95% intervals (a bootstrap over the repetitions, the runs alone each ratio divides by and the windows' intervals; min–max where there is none), a red ring a ratio marked implausible (§ in the tables); hollow markers are further MIG layouts with the same number of jobs; a cross on the axis marks a job count at which some mode ran out of memory.".to_string(),
             Figure::EpochTime => "Median epoch time of one job (the dataset's training images over its throughput) as more jobs share the GPU; the dashed line is the model alone, a cross on the axis a job count at which some mode ran out of memory.".to_string(),
             Figure::Mixes => format!(
-                "{} of {} jobs: sum over jobs of throughput over the same model alone; × marks MIG layouts that cannot be made on the GPU, ○ runs skipped or failed.",
+                "{} of {} jobs: sum over jobs of throughput over the same model alone (bars: its 95% interval, as in the tables); × marks MIG layouts that cannot be made on the GPU, ○ runs skipped or failed.",
                 mix_experiments(r).map_or_else(|| "The mixes".to_string(), |e| format!("{e}'s mixes")),
                 mix_sizes(r, false)
             ),
