@@ -11,8 +11,8 @@ use colloc_trace::meta::RunStatus;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::{
-    Baseline, BaselineHost, BaselineRun, BaselineStats, HostBaseline, InterferenceCell, JobRun, JobStats, Measures, Metric,
-    ModeComparison, PlannedJobInfo, RunResult, Source, Stats, WorkloadForm, WorkloadResult, WorkloadStats,
+    Baseline, BaselineHost, BaselineRun, BaselineStats, HostBaseline, InterferenceCell, JobRun, JobStats, Measures,
+    Metric, ModeComparison, PlannedJobInfo, RunResult, Source, Stats, WorkloadForm, WorkloadResult, WorkloadStats,
 };
 use crate::stats::{get, stats_by, FrameBuilder};
 
@@ -250,7 +250,9 @@ pub(crate) fn apply_baselines(
             let interleaved: Vec<&Candidate> = same_host
                 .iter()
                 .copied()
-                .filter(|c| r.invocation.is_some() && c.invocation == r.invocation && c.at.is_finite() && at.is_finite())
+                .filter(|c| {
+                    r.invocation.is_some() && c.invocation == r.invocation && c.at.is_finite() && at.is_finite()
+                })
                 .collect();
             let (mut chosen, from) = if !interleaved.is_empty() {
                 let mut near = interleaved;
@@ -445,11 +447,8 @@ fn implausible(w: &PlannedWorkload, r: &WorkloadResult, runs: &[&RunResult]) -> 
     if jobs().any(|j| j.baseline_runs.len() == 1) {
         out.push("a ratio rests on one run of its model alone".to_string());
     }
-    let mut first: Vec<&str> = jobs()
-        .flat_map(|j| j.baseline_runs.iter())
-        .filter(|b| b.first_on_host)
-        .map(|b| b.run_id.as_str())
-        .collect();
+    let mut first: Vec<&str> =
+        jobs().flat_map(|j| j.baseline_runs.iter()).filter(|b| b.first_on_host).map(|b| b.run_id.as_str()).collect();
     first.sort();
     first.dedup();
     if !first.is_empty() {

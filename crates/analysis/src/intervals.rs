@@ -111,8 +111,7 @@ fn resample_run(r: &RunResult, rng: &mut Rng, drawn_alone: &mut BTreeMap<String,
                     None => {
                         let mut obs: Vec<f64> = j.baseline_runs.iter().map(|b| b.throughput).collect();
                         let center = median(&mut obs);
-                        let mut drawn: Vec<f64> =
-                            (0..obs.len()).map(|_| center * (sd * rng.normal()).exp()).collect();
+                        let mut drawn: Vec<f64> = (0..obs.len()).map(|_| center * (sd * rng.normal()).exp()).collect();
                         let v = median(&mut drawn);
                         drawn_alone.insert(key, v);
                         v
@@ -154,8 +153,11 @@ fn resample_run(r: &RunResult, rng: &mut Rng, drawn_alone: &mut BTreeMap<String,
 
 /// The intervals of a workload from its counted runs; `None` when no run has a ratio.
 pub(crate) fn of_workload(id: &str, runs: &[&RunResult]) -> Option<RatioIntervals> {
-    let usable: Vec<&RunResult> =
-        runs.iter().copied().filter(|r| r.aggregate_ratio.is_some() && r.jobs.iter().all(|j| !j.baseline_runs.is_empty())).collect();
+    let usable: Vec<&RunResult> = runs
+        .iter()
+        .copied()
+        .filter(|r| r.aggregate_ratio.is_some() && r.jobs.iter().all(|j| !j.baseline_runs.is_empty()))
+        .collect();
     if usable.is_empty() {
         return None;
     }
@@ -187,19 +189,11 @@ pub(crate) fn of_workload(id: &str, runs: &[&RunResult]) -> Option<RatioInterval
     // each within its window interval lowers it on average (the extremes of noisy values
     // spread), so its resamples lie below the value. Its interval is shifted by that bias
     // (the resamples' median less the value), and fairness is at most 1.
-    let point = median(&mut usable.iter().filter_map(|r| fairness_of(r)).collect::<Vec<f64>>());
+    let point = median(&mut usable.iter().filter_map(|r| crate::model::fairness(r)).collect::<Vec<f64>>());
     let bias = median(&mut out[2].clone()) - point;
     let [stp, antt, fairness, aggregate] = out.map(|mut v| percentiles(&mut v));
     let fairness = [(fairness[0] - bias).clamp(0.0, 1.0), (fairness[1] - bias).clamp(0.0, 1.0)];
     Some(RatioIntervals { stp, antt, fairness, aggregate_throughput: aggregate, resamples: RESAMPLES })
-}
-
-/// A run's fairness as the tables report it (from its jobs' slowdowns).
-fn fairness_of(r: &RunResult) -> Option<f64> {
-    let s: Vec<f64> = r.jobs.iter().map(|j| j.slowdown.map(|s| 1.0 / s)).collect::<Option<_>>()?;
-    let lo = s.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = s.iter().copied().fold(0.0, f64::max);
-    (hi > 0.0).then(|| lo / hi)
 }
 
 #[cfg(test)]

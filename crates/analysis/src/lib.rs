@@ -56,9 +56,9 @@ pub use crate::{
         claim_workloads, evaluate, validate_claims, CheckOutcome, ClaimOutcome, SourceOutcome, Verdict, DATA_CLOSENESS,
     },
     model::{
-        brief_reason, Baseline, BaselineHost, BaselineRun, BaselineStats, GpuTarget, HostBaseline, InterferenceCell, JobRun,
-        JobStats, MixClass, ModeComparison, PendingWorkload, PlannedJobInfo, ProtocolValidation, Provenance, Results,
-        RatioIntervals, RunResult, Stats, ThroughputCi, Timeline, TimelinePoint, Utilisation, Window, WorkloadForm, WorkloadResult,
-        WorkloadStats, PROTOCOL_GOAL,
+        brief_reason, Baseline, BaselineHost, BaselineRun, BaselineStats, GpuTarget, HostBaseline, InterferenceCell,
+        JobRun, JobStats, MixClass, ModeComparison, PendingWorkload, PlannedJobInfo, ProtocolValidation, Provenance,
+        RatioIntervals, Results, RunResult, Stats, ThroughputCi, Timeline, TimelinePoint, Utilisation, Window,
+        WorkloadForm, WorkloadResult, WorkloadStats, PROTOCOL_GOAL,
     },
 };

@@ -234,7 +234,7 @@ measures! {
         antt: Run(|r| slowdowns(r).map(|s| s.iter().sum::<f64>() / s.len() as f64)),
         /// Fairness: the lowest normalised throughput of the jobs over the highest (1: every
         /// job progresses alike).
-        fairness: Run(|r| slowdowns(r).map(|s| s.iter().copied().fold(f64::INFINITY, f64::min) / s.iter().copied().fold(0.0, f64::max))),
+        fairness: Run(|r| fairness(r)),
         /// Over all jobs and repetitions: a job's throughput over its model alone.
         per_job_normalised_throughput: Job(|j| j.slowdown.map(|s| 1.0 / s)),
         energy_per_image_j: Run(|r| r.energy_per_image_j),
@@ -281,6 +281,12 @@ measures! {
         /// The relative half-width of the 95% confidence interval of the throughput.
         throughput_ci_rel: Job(|j| j.throughput_ci.map(|c| c.relative_half_width)),
     }
+}
+
+/// A run's fairness: the lowest of its jobs' normalised throughputs over the highest (the
+/// lowest slowdown over the highest).
+pub(crate) fn fairness(r: &RunResult) -> Option<f64> {
+    slowdowns(r).map(|s| s.iter().copied().fold(f64::INFINITY, f64::min) / s.iter().copied().fold(0.0, f64::max))
 }
 
 /// Every job's slowdown (alone throughput over its own) when each has one.

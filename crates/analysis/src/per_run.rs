@@ -141,7 +141,8 @@ pub(crate) fn analyse_run(run: &RunData, measured: Measurement) -> RunAnalysis {
                     if let (Some([from, to]), Some(it), Some(pj)) =
                         (r.interval, run.iterations.get(i), run.workload.jobs.get(i))
                     {
-                        let per_epoch = (pj.data.train_count as f64 * pj.data.fraction) as u64 / pj.batch_size.max(1) as u64;
+                        let per_epoch =
+                            (pj.data.train_count as f64 * pj.data.fraction) as u64 / pj.batch_size.max(1) as u64;
                         job.epoch_start_wait_share = epoch_start_wait_share(it, from, to, per_epoch as usize);
                     }
                     match &r.ci {

@@ -447,22 +447,7 @@ fn write_run(
         gpu: Some(gpu_info(gpu, w, opts, host)),
         mps,
         mig,
-        host: HostInfo {
-            hostname: Some("sim-host".into()),
-            cpu_model: Some(format!("Simulated {}-core CPU", perf::HOST_CORES)),
-            cpu_cores: Some(perf::HOST_CORES as u32),
-            memory_total_bytes: Some(128 * 1024 * 1024 * 1024),
-            kernel: Some("6.1.0".into()),
-            os: Some("Debian GNU/Linux 12".into()),
-            calibration: (opts.hosts > 1).then(|| CpuCalibration {
-                method: "sha256 of 64 MiB, best of 3".into(),
-                single_thread_mib_s: 1000.0 - 100.0 * host as f64,
-                all_threads_mib_s: (1000.0 - 100.0 * host as f64) * perf::HOST_CORES,
-                threads: perf::HOST_CORES as u32,
-                seconds: 2.0,
-                measured_at: started.clone(),
-            }),
-        },
+        host: sim_host(opts, host, &started),
         software: SoftwareInfo {
             runner_version: "0.1.0".into(),
             git_commit: Some("0000000".into()),
@@ -500,6 +485,26 @@ fn write_run(
     };
     std::fs::write(run_dir.join(layout::META), serde_json::to_string_pretty(&meta)? + "\n")?;
     Ok(())
+}
+
+/// The simulated host `host` of the fixture: a CPU score per host when there are several.
+fn sim_host(opts: &FixtureOptions, host: u32, started: &str) -> HostInfo {
+    HostInfo {
+        hostname: Some("sim-host".into()),
+        cpu_model: Some(format!("Simulated {}-core CPU", perf::HOST_CORES)),
+        cpu_cores: Some(perf::HOST_CORES as u32),
+        memory_total_bytes: Some(128 * 1024 * 1024 * 1024),
+        kernel: Some("6.1.0".into()),
+        os: Some("Debian GNU/Linux 12".into()),
+        calibration: (opts.hosts > 1).then(|| CpuCalibration {
+            method: "sha256 of 64 MiB, best of 3".into(),
+            single_thread_mib_s: 1000.0 - 100.0 * host as f64,
+            all_threads_mib_s: (1000.0 - 100.0 * host as f64) * perf::HOST_CORES,
+            threads: perf::HOST_CORES as u32,
+            seconds: 2.0,
+            measured_at: started.to_string(),
+        }),
+    }
 }
 
 fn job_record(i: usize, s: &JobModel, wall0: f64, window: f64) -> JobRecord {

@@ -52,7 +52,9 @@ pub fn workload_seconds(w: &PlannedWorkload, gpu: &GpuTarget, p: &Protocol) -> f
 /// baseline, the collocated runs it divides over `between`, rounded up (one run of it after
 /// every `between` of them; the run before a stretch is the one after the last). The
 /// `runs_per_invocation - 1` before an invocation's first are not counted: how many
-/// invocations a campaign takes is not known in advance.
+/// invocations a campaign takes is not known in advance. MIG workloads are left out: on a
+/// GPU whose MIG mode is off they are skipped without a run, and the plan's total says how
+/// much of it they are.
 pub fn interleaved(plan: &crate::model::Plan, i: crate::model::Interleave) -> (usize, f64) {
     let mut divided: std::collections::BTreeMap<&str, (u32, f64)> = std::collections::BTreeMap::new();
     for w in plan.workloads.iter().filter(|w| !w.is_baseline() && w.feasible && !w.jobs.is_empty()) {

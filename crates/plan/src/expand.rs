@@ -96,6 +96,33 @@ pub fn plan_project_campaign(project: &Project, campaign: &str, gpu: Option<&str
             }
         }
     }
+    apply_repeat(project, c, &mut workloads, &mut diags);
+    if let Some(t) = &c.timeline {
+        for w in &mut workloads {
+            w.timeline = w.experiment == t.experiment.value
+                && w.jobs.len() == t.jobs as usize
+                && w.jobs.iter().all(|j| t.models.iter().any(|m| m.value == j.model));
+        }
+    }
+    let interleave = mark_interleaved(c, &mut workloads);
+    if !diags.is_empty() {
+        return Err(Diagnostics(diags));
+    }
+    let mut plan = finish(project, Some(campaign.to_string()), gpu, protocol, workloads);
+    if let Some(i) = interleave {
+        plan.interleave = Some(i);
+        let (runs, seconds) = estimate::interleaved(&plan, i);
+        plan.totals.interleaved_runs = runs;
+        plan.totals.interleaved_seconds = seconds;
+        plan.totals.estimated_gpu_seconds += seconds;
+    }
+    Ok(plan)
+}
+
+/// The campaign's `repeat`: the repetitions of the workloads each pattern selects; a
+/// pattern that selects none is an error at its place.
+fn apply_repeat(project: &Project, c: &CampaignDecl, workloads: &mut [PlannedWorkload], diags: &mut Vec<Diagnostic>) {
+    let campaign = &c.name.value;
     for r in &c.repeat {
         let (f, t) = &project.artifact_file;
         if r.repetitions.value == 0 {
@@ -118,33 +145,19 @@ pub fn plan_project_campaign(project: &Project, campaign: &str, gpu: Option<&str
             }
         }
     }
-    if let Some(t) = &c.timeline {
-        for w in &mut workloads {
-            w.timeline = w.experiment == t.experiment.value
-                && w.jobs.len() == t.jobs as usize
-                && w.jobs.iter().all(|j| t.models.iter().any(|m| m.value == j.model));
-        }
-    }
-    let interleave = c.interleaved_baselines.as_ref().map(|i| {
+}
+
+/// The campaign's `interleaved_baselines`: its baselines held by the host's CPU marked
+/// `interleaved`, and the rule the runner follows; `None` without the declaration.
+fn mark_interleaved(c: &CampaignDecl, workloads: &mut [PlannedWorkload]) -> Option<Interleave> {
+    c.interleaved_baselines.as_ref().map(|i| {
         for w in workloads.iter_mut().filter(|w| w.is_baseline()) {
             let j = &w.jobs[0];
             w.interleaved = i.data.iter().any(|d| d.as_str() == w.data)
                 || i.models.iter().any(|m| m.model.value == j.model && m.batch_size == j.batch_size);
         }
         Interleave { between: i.between.value.max(1), runs_per_invocation: i.runs_per_invocation.value.max(2) }
-    });
-    if !diags.is_empty() {
-        return Err(Diagnostics(diags));
-    }
-    let mut plan = finish(project, Some(campaign.to_string()), gpu, protocol, workloads);
-    if let Some(i) = interleave {
-        plan.interleave = Some(i);
-        let (runs, seconds) = estimate::interleaved(&plan, i);
-        plan.totals.interleaved_runs = runs;
-        plan.totals.interleaved_seconds = seconds;
-        plan.totals.estimated_gpu_seconds += seconds;
-    }
-    Ok(plan)
+    })
 }
 
 /// The workloads in part order, except that one under a part's own protocol (`<id>~<p>`)

@@ -851,6 +851,16 @@ impl Comparison {
         if !widths.is_empty() {
             out.push_str(&format!("Tolerances here: {}.\n\n", md(&widths.join("; "))));
         }
+        self.md_workloads(&mut out);
+        self.md_factors(&mut out);
+        self.md_baselines(&mut out);
+        self.md_claims(&mut out);
+        out
+    }
+
+    /// The workloads table, with the notes of those that have any.
+    fn md_workloads(&self, out: &mut String) {
+        let dash = || "—".to_string();
         out.push_str("## Workloads\n\n");
         let header = [
             "Workload",
@@ -866,7 +876,6 @@ impl Comparison {
             "Verdict",
         ];
         out.push_str(&format!("| {} |\n|{}\n", header.join(" | "), "---|".repeat(header.len())));
-        let dash = || "—".to_string();
         for w in &self.workloads {
             let mut cells = vec![md(&w.id), md(&w.data)];
             match &w.ratio {
@@ -908,7 +917,11 @@ impl Comparison {
                 out.push_str(&format!("- {}: {}\n", md(&w.id), md(&w.notes.join("; "))));
             }
         }
+    }
 
+    /// Per workload measured in both: the aggregate and baseline factors, and the runs alone of those that do not simply agree.
+    fn md_factors(&self, out: &mut String) {
+        let dash = || "—".to_string();
         let compared: Vec<&WorkloadRow> = self.workloads.iter().filter(|w| w.ratio.is_some()).collect();
         if !compared.is_empty() {
             out.push_str(
@@ -963,7 +976,10 @@ impl Comparison {
                 }
             }
         }
+    }
 
+    /// Each campaign's runs alone per host.
+    fn md_baselines(&self, out: &mut String) {
         if !self.baselines.is_empty() {
             out.push_str(
                 "\n## Baselines per host\n\nEach campaign's runs alone of the models these workloads run, per host \
@@ -984,7 +1000,10 @@ impl Comparison {
                 ));
             }
         }
+    }
 
+    /// The claims' grades side by side.
+    fn md_claims(&self, out: &mut String) {
         out.push_str(
             "\n## Claims\n\nThe headline grade of each claim in both campaigns, with the headline source's values \
              (ours / paper's).\n\n| Claim | Base grade | Base value | New grade | New value | Same grade |\n\
@@ -1001,7 +1020,6 @@ impl Comparison {
                 if c.same_grade() { "yes" } else { "**no**" }
             ));
         }
-        out
     }
 
     /// The workloads as CSV, one row each; empty cells where a value is not compared.

@@ -826,13 +826,7 @@ impl Shared<'_> {
 /// until none is left or something stops the campaign (a stop signal, a GPU others use, a
 /// teardown that failed; the time budget stops this GPU only); then the interleaved
 /// baselines' runs it still owes. Returns the telemetry sampler's CPU seconds.
-fn work(
-    env: &Env,
-    shared: &Shared,
-    ours: &[PathBuf],
-    exec_modes: bool,
-    preload: Option<&mut Preload>,
-) -> Result<f64> {
+fn work(env: &Env, shared: &Shared, ours: &[PathBuf], exec_modes: bool, preload: Option<&mut Preload>) -> Result<f64> {
     let gpu = env.backend;
     let mut w = Worker {
         env,
@@ -870,9 +864,7 @@ fn work(
             None => (unit, 0, 0.0, None),
         };
         drop(queue);
-        if let Some(why) =
-            unit_past_budget(&runs, gpu, env.opts, shared.started.elapsed(), w.made_here, owed)?
-        {
+        if let Some(why) = unit_past_budget(&runs, gpu, env.opts, shared.started.elapsed(), w.made_here, owed)? {
             if let (Some(book), Some(c)) = (&shared.book, checkpoint) {
                 book.lock().unwrap_or_else(|p| p.into_inner()).restore(c);
             }
@@ -1205,7 +1197,11 @@ fn unit_past_budget(
     }
     let Some(first) = starting.first() else { return Ok(None) };
     let estimated: f64 = starting.iter().map(|t| t.workload.estimated_seconds).sum::<f64>() + owed;
-    let owing = if owed > 0.0 { format!(" (and {owed:.0} s for the interleaved baselines owed after them)") } else { String::new() };
+    let owing = if owed > 0.0 {
+        format!(" (and {owed:.0} s for the interleaved baselines owed after them)")
+    } else {
+        String::new()
+    };
     Ok(past_budget(opts, used, estimated).map(|why| {
         format!("{} and the {} run(s) made with it on one host{owing} {why}", first.run_id, starting.len() - 1)
     }))

@@ -70,6 +70,14 @@ struct Tally {
     since: u32,
 }
 
+impl Tally {
+    /// The runs still owed at the end of the GPU's work: one after the collocated runs
+    /// since the last, and more until the invocation has `runs_per_invocation`.
+    fn owed(&self, rule: colloc_plan::Interleave) -> u32 {
+        u32::from(self.since > 0).max(rule.runs_per_invocation.saturating_sub(self.made))
+    }
+}
+
 impl BaselineBook {
     /// From the campaign's runs (`metas`, by run directory name) and the selected runs.
     pub fn new<'a>(metas: &BTreeMap<String, RunMeta>, todo: impl IntoIterator<Item = &'a Todo<'a>>) -> BaselineBook {
@@ -284,8 +292,7 @@ impl BaselineBook {
             .collect();
         for (id, tally) in owed {
             let Some(b) = plan.workloads.iter().find(|w| w.id == id) else { continue };
-            let mut n = u32::from(tally.since > 0);
-            n = n.max(rule.runs_per_invocation.saturating_sub(tally.made));
+            let n = tally.owed(rule);
             for _ in 0..n {
                 out.push(self.new_run(b, interleaved_why(b, uuid, "after", after)));
             }
@@ -305,8 +312,7 @@ impl BaselineBook {
             .filter(|((g, _), t)| g == uuid && t.made > 0)
             .filter_map(|((_, b), t)| {
                 let w = plan.workloads.iter().find(|w| &w.id == b)?;
-                let n = u32::from(t.since > 0).max(rule.runs_per_invocation.saturating_sub(t.made));
-                Some(n as f64 * w.estimated_seconds)
+                Some(t.owed(rule) as f64 * w.estimated_seconds)
             })
             .sum()
     }

@@ -330,7 +330,10 @@ pub(crate) fn check(
                         f,
                         t,
                         fr,
-                        format!("`dataset_fractions` names an unknown dataset `{name}`; datasets: {}", known.join(", ")),
+                        format!(
+                            "`dataset_fractions` names an unknown dataset `{name}`; datasets: {}",
+                            known.join(", ")
+                        ),
                     ));
                 } else if !(fr.value > 0.0 && fr.value <= 1.0) {
                     diags.push(Diagnostic::spanned(

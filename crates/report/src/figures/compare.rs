@@ -175,7 +175,20 @@ where
             _ => {}
         }
     }
-    // The differing ones named above their points, left of them, kept 18 px apart.
+    draw_labels(root, labels)?;
+    legend(&strip, &legend_keys(c, has(false), has(true)))?;
+    Ok(())
+}
+
+/// The differing workloads named above their points (`at`), right-aligned left of `left`,
+/// kept 18 px apart, each with a leader line.
+fn draw_labels<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    mut labels: Vec<((i32, i32), i32, String, RGBColor)>,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
     labels.sort_by_key(|((_, y), ..)| *y);
     let mut last = i32::MIN;
     for ((x, y), left, text, color) in labels {
@@ -187,6 +200,12 @@ where
             .map_err(de)?;
     }
 
+    Ok(())
+}
+
+/// The legend: the verdicts with their counts, y = x, the floors of the data sources drawn
+/// (`synthetic`, `file`), the error bars.
+fn legend_keys(c: &Comparison, synthetic: bool, file: bool) -> Vec<(String, RGBColor, Key)> {
     let mut keys = vec![
         (format!("agrees ({})", c.count(WorkloadVerdict::Agrees)), AGREES, Key::Mark(Marker::Circle, true)),
         (
@@ -197,15 +216,14 @@ where
         (format!("differs ({}), labelled", c.count(WorkloadVerdict::Differs)), ALERT, Key::Mark(Marker::Circle, false)),
         ("y = x".to_string(), INK, Key::Line),
     ];
-    if has(false) {
+    if synthetic {
         keys.push((format!("synthetic data: ● ±{:.0} %", floor("synthetic") * 100.0), BAND_SYNTHETIC, Key::Bar));
     }
-    if has(true) {
+    if file {
         keys.push((format!("file data: ■ ±{:.0} %", floor("generated") * 100.0), BAND_FILE, Key::Bar));
     }
     keys.push(("bars: 95 % intervals".to_string(), BAR_AGREES, Key::Line));
-    legend(&strip, &keys)?;
-    Ok(())
+    keys
 }
 
 /// `base: h200-quick on NVIDIA H200 · new: …`.

@@ -10,8 +10,9 @@ pub(crate) fn render(t: &Table) -> String {
         out.push_str(&format!("# {SIMULATED_NOTE}\n"));
     }
     let any = |i: usize, f: fn(&Cell) -> bool| t.rows.iter().any(|r| r.get(i).is_some_and(f));
-    let stats_cols: Vec<bool> =
-        (0..t.columns.len()).map(|i| any(i, |c| matches!(c, Cell::Stats(_) | Cell::Marked(..) | Cell::Ratio(..)))).collect();
+    let stats_cols: Vec<bool> = (0..t.columns.len())
+        .map(|i| any(i, |c| matches!(c, Cell::Stats(_) | Cell::Marked(..) | Cell::Ratio(..))))
+        .collect();
     let cross_cols: Vec<bool> = (0..t.columns.len()).map(|i| any(i, |c| c.marks().cross_host)).collect();
     let disturbed_cols: Vec<bool> = (0..t.columns.len()).map(|i| any(i, |c| c.marks().disturbed)).collect();
     let ci_cols: Vec<bool> = (0..t.columns.len()).map(|i| any(i, |c| matches!(c, Cell::Ci(_)))).collect();

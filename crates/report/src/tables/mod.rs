@@ -67,7 +67,11 @@ pub(crate) struct Marks {
 impl Marks {
     /// A workload's values: marked as its counted runs are.
     pub(crate) fn of(w: &WorkloadResult) -> Marks {
-        Marks { cross_host: w.cross_host_runs > 0, disturbed: w.disturbed_runs > 0, implausible: !w.implausible.is_empty() }
+        Marks {
+            cross_host: w.cross_host_runs > 0,
+            disturbed: w.disturbed_runs > 0,
+            implausible: !w.implausible.is_empty(),
+        }
     }
 
     /// The marks as they follow a value: `†`, `‡`, `§`.
