@@ -195,6 +195,10 @@ fn dataset_fractions_repeat_and_interleaved_baselines_shape_the_plan() {
     assert_eq!(get("e37-L+M+S-mps@syn").repetitions, 1);
     assert_eq!(get("e35-cait_xxs24_224-cifar10-x7-mps@gen").repetitions, 3);
     assert_eq!(get("e35-cait_xxs24_224-cifar10-x3-mps@gen").repetitions, 1);
+    // The headline three times on files, once on synthetic data (the cut that keeps the
+    // campaign within its GPU time).
+    assert_eq!(get("e33-resnet26-cifar10-x7-mps@gen").repetitions, 3);
+    assert_eq!(get("e33-resnet26-cifar10-x7-mps@syn").repetitions, 1);
     // Interleaved: every model alone on files, and resnet152 at batch 32 on any data.
     assert!(get("e33-resnet26-cifar10-x1-exclusive@gen").interleaved);
     assert!(!get("e33-resnet26-cifar10-x1-exclusive@syn").interleaved);
