@@ -207,8 +207,8 @@ class _Order:
             bad("iterations with no iteration")
         if len(ev["images"]) != n or len(ev["data_wait_us"]) != n:
             bad("iterations: end_us, images and data_wait_us differ in length")
-        if any(b < a for a, b in zip(ev["end_us"], ev["end_us"][1:])):
-            bad("iterations: end_us decreases")
+        if any(b <= a for a, b in zip(ev["end_us"], ev["end_us"][1:])):
+            bad("iterations: end_us decreases or repeats")
         if ev["first_step"] != self.next_step:
             bad(f"iterations: first_step {ev['first_step']}, expected {self.next_step}")
         if self.next_base is not None and abs(ev["base_mono"] - self.next_base) > 2e-6:

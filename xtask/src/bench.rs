@@ -132,13 +132,11 @@ pub struct ChildArgs {
 }
 
 pub fn child_main(a: ChildArgs) -> Result<ExitCode> {
-    let root = crate::project_root();
-    let project = colloc_spec::load_project(&root).map_err(|d| anyhow::anyhow!("{d}"))?;
+    let root = crate::project_root()?;
+    let project = colloc_spec::load_project(&root)?;
     let artifact = &project.artifact;
     let plan = match &a.campaign {
-        Some(name) => {
-            Some(colloc_plan::plan_project_campaign(&project, name, None).map_err(|d| anyhow::anyhow!("{d}"))?)
-        }
+        Some(name) => Some(colloc_plan::plan_project_campaign(&project, name, None)?),
         None => None,
     };
     let t0 = Instant::now();
@@ -196,7 +194,7 @@ fn child_once(dir: &Path, campaign: &str) -> Result<(usize, f64, f64, u64)> {
 fn child(dir: &Path, campaign: Option<&str>, dump: Option<&Path>) -> Result<(usize, f64, f64, u64)> {
     let exe = std::env::current_exe().context("cannot find the xtask binary")?;
     let mut cmd = Command::new(exe);
-    cmd.arg("bench-analyse-child");
+    cmd.arg("--root").arg(crate::project_root()?).arg("bench-analyse-child");
     if let Some(c) = campaign {
         cmd.args(["--campaign", c]);
     }
@@ -321,7 +319,7 @@ fn generated_section(root: &Path, sizes: &[f64], scratch: &Path, keep: bool) -> 
     );
     let mut prev: Option<(u64, f64, f64)> = None;
     for &n in sizes {
-        let g = crate::scale::generate(n, scratch)?;
+        let g = crate::scale::generate(root, n, scratch)?;
         let (files, bytes) = size_of(&g.dir)?;
         let sha = median_seconds(1, || sha256sum_check(&g.dir))?;
         let ours_json = g.dir.with_extension("ours.json");
@@ -401,7 +399,7 @@ fn generated_section(root: &Path, sizes: &[f64], scratch: &Path, keep: bool) -> 
 }
 
 pub fn main(a: Args) -> Result<ExitCode> {
-    let root = crate::project_root();
+    let root = crate::project_root()?;
     let project = colloc_spec::load_project(&root)?;
     let name = a.campaign.unwrap_or_else(|| project.artifact.shipped_campaign.value.clone());
     let dir = crate::campaign_dir(&project.artifact, &root, &name);

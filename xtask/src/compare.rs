@@ -10,6 +10,9 @@
 //! each campaign's 95 % interval as error bars) under `--out` (default `target/compare/`)
 //! and prints a summary with both campaigns' baselines per host.
 //!
+//! `--json` prints one JSON document to stdout instead (`colloc_report::compare::Document`,
+//! `schemas/compare.schema.json`); the line naming the files written goes to stderr.
+//!
 //! Exit status: 0 when every workload measured in both `agrees` or `agrees, the host
 //! differs` (the collocated jobs ran alike; only the host's runs alone differ), 1 when one
 //! `differs`, 2 on an error (a directory unreadable or failing verification, named in the
@@ -30,10 +33,15 @@ pub struct Args {
     /// Where to write compare.md, compare.csv, compare.svg and compare.png (default: target/compare/).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Print one JSON document to stdout instead of the summary (schemas/compare.schema.json):
+    /// per workload the verdict, STP of both with their intervals, the difference, the
+    /// tolerance and the factors; per claim the grades in both; the totals.
+    #[arg(long)]
+    pub json: bool,
 }
 
 pub fn main(a: Args) -> Result<ExitCode> {
-    match run(&crate::project_root(), &a) {
+    match crate::project_root().and_then(|root| run(&root, &a)) {
         Ok(c) => Ok(if c.differs() { ExitCode::FAILURE } else { ExitCode::SUCCESS }),
         Err(e) => {
             eprintln!("error: {e:#}");
@@ -42,9 +50,24 @@ pub fn main(a: Args) -> Result<ExitCode> {
     }
 }
 
-/// Compares with the project at `root`, writes the outputs, prints the summary.
+/// Compares with the project at `root`, writes the outputs, prints the summary (with
+/// `--json`, the document).
 pub fn run(root: &Path, a: &Args) -> Result<Comparison> {
-    let project = colloc_spec::load_project(root).map_err(|d| anyhow::anyhow!("{d}"))?;
+    let (c, out, written) = compare_and_write(root, a)?;
+    if a.json {
+        let files = written.iter().map(|p| p.display().to_string()).collect();
+        println!("{}", serde_json::to_string_pretty(&c.document(files))?);
+        eprintln!("wrote compare.md, compare.csv, compare.svg and compare.png under {}", out.display());
+    } else {
+        print!("{}", c.console());
+        println!("wrote compare.md, compare.csv, compare.svg and compare.png under {}", out.display());
+    }
+    Ok(c)
+}
+
+/// Compares, and writes the outputs under `--out`: the comparison, that folder and the files.
+fn compare_and_write(root: &Path, a: &Args) -> Result<(Comparison, PathBuf, Vec<PathBuf>)> {
+    let project = colloc_spec::load_project(root)?;
     let (base, base_claims) = side(&project, "base", &a.base)?;
     let (new, new_claims) = side(&project, "new", &a.new)?;
     let (bl, nl) = (a.base.display().to_string(), a.new.display().to_string());
@@ -60,13 +83,13 @@ pub fn run(root: &Path, a: &Args) -> Result<Comparison> {
         ("compare.svg", colloc_report::compare_svg(&c).context("drawing the comparison")?.into_bytes()),
         ("compare.png", colloc_report::compare_png(&c).context("drawing the comparison")?),
     ];
+    let mut written = Vec::new();
     for (name, bytes) in &files {
         let p = out.join(name);
         std::fs::write(&p, bytes).with_context(|| format!("writing {}", p.display()))?;
+        written.push(p);
     }
-    print!("{}", c.console());
-    println!("wrote compare.md, compare.csv, compare.svg and compare.png under {}", out.display());
-    Ok(c)
+    Ok((c, out, written))
 }
 
 /// Verifies and analyses one campaign directory, and grades the claims on it.

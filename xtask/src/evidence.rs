@@ -1,8 +1,10 @@
 //! `cargo xtask reproduce --claim Cn`: one claim's evidence from the analysed traces — the
 //! runs its queries read, the values they used, and the rule its grade follows — per data
-//! source.
+//! source. Plain text: what came with the traces (the hardware, data sources, details,
+//! reasons) is kept to one line ([`line`]).
 
 use anyhow::{Context, Result};
+use colloc_report::escape::line;
 use std::fmt::Write;
 
 /// What the evidence is read from: one reproduction's project, plan, results and claims.
@@ -28,12 +30,12 @@ pub fn render(o: &Evidence, id: &str) -> Result<String> {
     writeln!(
         w,
         "campaign {} on {}: headline grade {}{}",
-        o.campaign,
-        c.hardware,
+        line(o.campaign),
+        line(&c.hardware),
         c.verdict.as_str(),
         c.headline_data
             .as_ref()
-            .map_or(String::new(), |d| format!(" (from data source {d}, the closest to the paper's measured)"))
+            .map_or(String::new(), |d| format!(" (from data source {}, the closest to the paper's measured)", line(d)))
     )?;
     match &spec.tolerance {
         Some(t) => writeln!(w, "rule: tolerance {} (artifact.yaml; basis: {})", t.describe(), t.basis.value)?,
@@ -42,11 +44,11 @@ pub fn render(o: &Evidence, id: &str) -> Result<String> {
     writeln!(w, "grade of a check: not run if it has no value; by construction if it reads no measurement (the MIG placement rules answer it) and its value meets the expectation; with a 95 % interval (widened to hold the value), does not hold if all of it misses the expectation, inconclusive if it straddles the threshold, else inconclusive if it straddles an edge of the tolerance around the paper's number, direction only if it lies outside it, else holds; without one the value alone decides")?;
     writeln!(w, "grade of the claim: the first of does not hold, not run, inconclusive, direction only, holds, by construction that one of its checks has")?;
     for src in &c.sources {
-        writeln!(w, "\n[data {}] grade {}", src.data, src.verdict.as_str())?;
+        writeln!(w, "\n[data {}] grade {}", line(&src.data), src.verdict.as_str())?;
         for k in &src.checks {
             let value = k.value.map_or("none".to_string(), |v| format!("{v:.3}"));
             let stand_in = if k.stand_in { " (stand-in)" } else { "" };
-            writeln!(w, "  check {}({}): value {value} — {}{stand_in}", k.query, k.args, k.detail)?;
+            writeln!(w, "  check {}({}): value {value} — {}{stand_in}", k.query, k.args, line(&k.detail))?;
             match (k.value, k.interval) {
                 (Some(_), Some([lo, hi])) => writeln!(w, "    95 % interval [{lo:.3}, {hi:.3}]")?,
                 (Some(_), None) if k.by_construction => {
@@ -56,7 +58,7 @@ pub fn render(o: &Evidence, id: &str) -> Result<String> {
                 (None, _) => {}
             }
             for (id, why) in &k.picked_implausible {
-                writeln!(w, "    the value comes from {id}, marked implausible: {}", reasons(why))?;
+                writeln!(w, "    the value comes from {}, marked implausible: {}", line(id), reasons(why))?;
             }
             writeln!(w, "    expected {}; threshold {}", k.expect, k.threshold_basis)?;
             if let (Some(p), Some(t)) = (k.paper_value, &k.tolerance) {
@@ -93,7 +95,7 @@ pub fn render(o: &Evidence, id: &str) -> Result<String> {
                 .map(|x| {
                     let ratio = x.aggregate_ratio.map_or(String::new(), |v| format!(" {v:.3}"));
                     let sup = if x.superseded { " superseded" } else { "" };
-                    format!("{} {}{sup}{ratio}", x.run_id, x.status.as_str())
+                    format!("{} {}{sup}{ratio}", line(&x.run_id), x.status.as_str())
                 })
                 .collect();
             let median = r
@@ -120,6 +122,7 @@ fn reasons(why: &[String]) -> String {
             Some((text, runs)) if runs.contains('@') => format!("{text}: {runs}"),
             _ => r.clone(),
         })
+        .map(|r| line(&r))
         .collect::<Vec<_>>()
         .join("; ")
 }
@@ -131,7 +134,7 @@ mod tests {
     /// read are counted and each is named with its reasons.
     #[test]
     fn c7_evidence_marks_the_stand_in_interval_and_implausible_workloads() {
-        let root = crate::project_root();
+        let root = crate::project_root().unwrap();
         let o = crate::reproduce::reproduce_traces(&root, None, None, true, None).unwrap();
         let text = super::render(&o.evidence(), "C7").unwrap();
         let c7 = o.claims.iter().find(|c| c.id == "C7").unwrap();

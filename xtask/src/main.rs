@@ -21,6 +21,10 @@ use std::process::ExitCode;
 #[derive(Parser)]
 #[command(name = "cargo xtask", about = "Reproduce \"An Analysis of Collocation on GPUs for Deep Learning Training\"")]
 struct Cli {
+    /// The project: the directory of its artifact.yaml (default: $COLLOC_ROOT, else the
+    /// working directory or the nearest one above it with artifact.yaml and Cargo.toml).
+    #[arg(long, global = true, value_name = "DIR")]
+    root: Option<std::path::PathBuf>,
     #[command(subcommand)]
     task: Option<Task>,
 }
@@ -64,6 +68,9 @@ enum Task {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(root) = cli.root {
+        ROOT.set(root).expect("the root is set once, before any task");
+    }
     let Some(task) = cli.task else {
         use clap::CommandFactory;
         let mut cmd = Cli::command();
@@ -93,9 +100,18 @@ fn main() -> ExitCode {
     }
 }
 
-/// The project root: where `artifact.yaml` is (the xtask crate's parent).
-pub fn project_root() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask has a parent").to_path_buf()
+/// The project root of this invocation, once found.
+static ROOT: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+/// The project root: `--root DIR`, else `colloc_spec::names::project_root` ($COLLOC_ROOT, or
+/// found from the working directory up). Found at run time, never compiled in: a binary
+/// built in another checkout sharing the target directory reads and writes this one.
+pub fn project_root() -> anyhow::Result<std::path::PathBuf> {
+    if let Some(root) = ROOT.get() {
+        return Ok(root.clone());
+    }
+    let found = colloc_spec::names::project_root()?;
+    Ok(ROOT.get_or_init(|| found).clone())
 }
 
 /// A campaign's trace directory: its `out:` in artifact.yaml, else `data/<name>` (also for a

@@ -100,22 +100,34 @@ fn spdx(license: &str) -> String {
     license.trim().replace(' ', "-")
 }
 
+/// Zenodo's `license` takes one licence identifier (its deposit metadata has no SPDX
+/// expression): the first alternative of the code's licence, with the whole expression,
+/// either at the user's choice, in `notes`.
 fn zenodo_json(a: &Artifact) -> String {
     let s = &a.software;
     let p = &a.paper;
+    let first = s.license.split(" OR ").next().unwrap_or("").trim();
+    let code = if s.license.contains(" OR ") {
+        format!(
+            "{}, at the user's choice (Zenodo's licence field holds one identifier, so it names {first})",
+            s.license
+        )
+    } else {
+        s.license.clone()
+    };
     let v = json!({
         "title": s.title,
         "version": s.version,
         "upload_type": "software",
         "description": s.description,
         "creators": s.authors.iter().map(|n| json!({ "name": n })).collect::<Vec<_>>(),
-        "license": s.license.split(" OR ").next().unwrap_or("").trim(),
+        "license": first,
         "keywords": s.keywords,
         "related_identifiers": [
             { "identifier": p.doi, "relation": "isSupplementTo", "scheme": "doi", "resource_type": "publication-conferencepaper" },
             { "identifier": format!("arXiv:{}", p.arxiv), "relation": "isSupplementTo", "scheme": "arxiv" }
         ],
-        "notes": format!("Code: {}. Traces, tables and figures: {}.", s.license, s.data_license),
+        "notes": format!("Code: {code}. Traces, tables and figures: {}.", s.data_license),
     });
     serde_json::to_string_pretty(&v).expect("json") + "\n"
 }
@@ -296,7 +308,7 @@ pub fn verify(file: &Path) -> Result<Check> {
 }
 
 pub fn main(a: Args) -> Result<ExitCode> {
-    let root = crate::project_root();
+    let root = crate::project_root()?;
     let project = colloc_spec::load_project(&root)?;
     let s = &project.artifact.software;
     let files = metadata_files(&project.artifact);
@@ -344,7 +356,7 @@ mod tests {
 
     #[test]
     fn the_committed_metadata_is_made_from_artifact_yaml() {
-        let root = crate::project_root();
+        let root = crate::project_root().unwrap();
         let project = colloc_spec::load_project(&root).unwrap();
         for (path, text) in metadata_files(&project.artifact) {
             let now = std::fs::read_to_string(root.join(path)).unwrap_or_default();

@@ -4,7 +4,8 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use colloc_plan::{Mode, Plan};
+use colloc_plan::Plan;
+use colloc_trace::Mode;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -29,7 +30,7 @@ pub struct ImportArgs {
 }
 
 pub fn make(campaign: Option<&str>, gpu: Option<&str>) -> anyhow::Result<Plan> {
-    let root = crate::project_root();
+    let root = crate::project_root()?;
     let project = colloc_spec::load_project(&root)?;
     Ok(match campaign {
         Some(c) => colloc_plan::plan_project_campaign(&project, c, gpu)?,
@@ -149,7 +150,7 @@ pub fn hms(secs: f64) -> String {
 
 pub fn import_main(a: ImportArgs) -> anyhow::Result<ExitCode> {
     let text = std::fs::read_to_string(&a.file).map_err(|e| anyhow::anyhow!("{}: {e}", a.file.display()))?;
-    let project = colloc_spec::load_project(&crate::project_root())?;
+    let project = colloc_spec::load_project(&crate::project_root()?)?;
     let yaml = match colloc_spec::radt::import(&a.file, &text, &project.spec) {
         Ok(y) => y,
         Err(e) => {

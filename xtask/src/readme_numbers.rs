@@ -4,10 +4,10 @@
 //! at the README's printed precision.
 
 use colloc_analysis::{ProtocolValidation, Results, RunResult, Stats, WorkloadResult};
-use colloc_spec::Mode;
+use colloc_trace::Mode;
 
 fn results(campaign: &str) -> Results {
-    let root = crate::project_root();
+    let root = crate::project_root().unwrap();
     let project = colloc_spec::load_project(&root).expect("the project loads");
     let plan = colloc_plan::plan_project_campaign(&project, campaign, None).expect("the campaign's plan");
     colloc_analysis::analyse(&root.join("data").join(campaign), Some(&plan)).expect("the shipped traces")
@@ -507,7 +507,7 @@ fn check_readme(campaign: &str, phrases: fn(&Results) -> Vec<String>) {
 
 /// Each phrase of `phrases`, from `campaign`'s traces, is in the project's file `rel`.
 fn check_text(rel: &str, campaign: &str, phrases: fn(&Results) -> Vec<String>) {
-    let readme_path = crate::project_root().join(rel);
+    let readme_path = crate::project_root().unwrap().join(rel);
     let readme = std::fs::read_to_string(&readme_path).expect("the README");
     // One line per paragraph: the README wraps its lines.
     let text =

@@ -5,6 +5,9 @@
 //! (`shipped_campaign`); its traces are `data/<name>/` (or the campaign's `out`). A trace
 //! that differs from its `SHA256SUMS` stops everything with an error naming the files.
 //! `--check` regenerates in memory and fails if the files under the project differ.
+//! `--json` prints one JSON document to stdout instead of the claims table
+//! (`colloc_report::json::ReproduceDocument`, `schemas/reproduce.schema.json`); the notes
+//! and the timing go to stderr.
 
 use anyhow::{bail, Result};
 use colloc_analysis::{evaluate, ClaimOutcome};
@@ -38,6 +41,11 @@ pub struct Args {
     /// its queries used and the rule of its grade, per data source. Writes nothing.
     #[arg(long, conflicts_with_all = ["run", "check", "out"])]
     pub claim: Option<String>,
+    /// Print one JSON document to stdout instead of the claims table
+    /// (schemas/reproduce.schema.json): the run counts, the outputs and every claim's grades
+    /// and checks. The notes and the timing go to stderr; the exit status is unchanged.
+    #[arg(long, conflicts_with_all = ["run", "claim"])]
+    pub json: bool,
 }
 
 /// What a reproduction produced.
@@ -72,14 +80,12 @@ impl Outcome {
 }
 
 pub fn main(a: Args) -> Result<ExitCode> {
-    let root = crate::project_root();
+    let root = crate::project_root()?;
     if a.run {
         // First what the campaign lacks, on this machine's GPU (runs already made are kept).
         let name = match &a.campaign {
             Some(c) => c.clone(),
-            None => {
-                colloc_spec::load_project(&root).map_err(|d| anyhow::anyhow!("{d}"))?.artifact.shipped_campaign.value
-            }
+            None => colloc_spec::load_project(&root)?.artifact.shipped_campaign.value,
         };
         let code = crate::run::main(crate::run::Args::for_campaign(&name))?;
         if code != ExitCode::SUCCESS {
@@ -93,14 +99,28 @@ pub fn main(a: Args) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let o = reproduce_traces(&root, a.campaign.as_deref(), a.traces.as_deref(), a.check, a.out.as_deref())?;
-    print!("{}", colloc_report::claims_console(&o.claims));
-    if let Some(note) = &o.incomplete {
-        println!("note: incomplete campaign: {note}; the verdicts cover the runs made so far");
+    // With --json, stdout holds the document alone and the human lines go to stderr.
+    let say = |line: String| if a.json { eprintln!("{line}") } else { println!("{line}") };
+    if a.json {
+        let outputs = colloc_report::json::OutputCounts {
+            check: a.check,
+            root: o.out_root.display().to_string(),
+            files: o.outputs,
+            changed: o.changes.len(),
+            changes: o.changes.clone(),
+        };
+        let doc = colloc_report::json::reproduce_document(&o.campaign, &o.results, &o.claims, outputs);
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        print!("{}", colloc_report::claims_console(&o.claims));
     }
-    println!("{}", o.timing);
+    if let Some(note) = &o.incomplete {
+        say(format!("note: incomplete campaign: {note}; the verdicts cover the runs made so far"));
+    }
+    say(o.timing.clone());
     if a.check {
         if o.changes.is_empty() {
-            println!("outputs are up to date with campaign {}", o.campaign);
+            say(format!("outputs are up to date with campaign {}", o.campaign));
             Ok(ExitCode::SUCCESS)
         } else {
             eprintln!("outputs are stale (run `cargo xtask reproduce` and commit the result):");
@@ -110,7 +130,7 @@ pub fn main(a: Args) -> Result<ExitCode> {
             Ok(ExitCode::FAILURE)
         }
     } else {
-        println!("{} of {} output files rewritten under {}", o.changes.len(), o.outputs, o.out_root.display());
+        say(format!("{} of {} output files rewritten under {}", o.changes.len(), o.outputs, o.out_root.display()));
         Ok(ExitCode::SUCCESS)
     }
 }
@@ -129,7 +149,7 @@ pub fn reproduce_traces(
     check: bool,
     out: Option<&Path>,
 ) -> Result<Outcome> {
-    let project = colloc_spec::load_project(root).map_err(|d| anyhow::anyhow!("{d}"))?;
+    let project = colloc_spec::load_project(root)?;
     let artifact = &project.artifact;
     let name = campaign.map(str::to_string).unwrap_or_else(|| artifact.shipped_campaign.value.clone());
     let out_root: PathBuf = match out {
@@ -152,10 +172,7 @@ pub fn reproduce_traces(
     let mut plans = Vec::new();
     for c in &artifact.campaigns {
         let n = &c.name.value;
-        plans.push((
-            n.clone(),
-            colloc_plan::plan_project_campaign(&project, n, None).map_err(|d| anyhow::anyhow!("{d}"))?,
-        ));
+        plans.push((n.clone(), colloc_plan::plan_project_campaign(&project, n, None)?));
     }
     let planned = |n: &str| plans.iter().find(|(p, _)| p == n).map(|(_, p)| p);
     let plan = planned(&name).cloned();
@@ -255,7 +272,7 @@ mod tests {
     /// The committed figures, tables and report are what the shipped traces give.
     #[test]
     fn committed_outputs_are_up_to_date() {
-        let root = crate::project_root();
+        let root = crate::project_root().unwrap();
         let Ok(project) = colloc_spec::load_project(&root) else {
             panic!("artifact.yaml or the specs do not load: run `cargo xtask validate`");
         };
@@ -273,7 +290,7 @@ mod tests {
     /// report; another campaign's outputs do not.
     #[test]
     fn the_shipped_outputs_carry_the_validation_campaigns_protocol_validation() {
-        let root = crate::project_root();
+        let root = crate::project_root().unwrap();
         let d = tempfile::tempdir().unwrap();
         let o = super::reproduce(&root, None, false, Some(d.path())).unwrap();
         let v = o.project.artifact.validation_campaign.as_ref().expect("artifact.yaml names one").value.clone();
@@ -314,7 +331,7 @@ mod tests {
     /// line and what is wrong (what `cargo xtask reproduce` prints after `error:`, exiting 1).
     #[test]
     fn a_damaged_trace_stops_the_reproduction_with_one_paragraph() {
-        let root = crate::project_root();
+        let root = crate::project_root().unwrap();
         let d = tempfile::tempdir().unwrap();
         let project = d.path();
         std::fs::copy(root.join("artifact.yaml"), project.join("artifact.yaml")).unwrap();
@@ -349,7 +366,7 @@ mod tests {
     /// C7's evidence names runs of the shipped traces, and its values are the claims table's.
     #[test]
     fn claim_evidence_names_shipped_runs_and_the_claims_values() {
-        let root = crate::project_root();
+        let root = crate::project_root().unwrap();
         let shipped = colloc_spec::load_project(&root).unwrap().artifact.shipped_campaign.value;
         let o = super::reproduce_traces(&root, None, None, true, None).unwrap();
         for id in ["C7", "C1", "C2"] {
@@ -383,7 +400,7 @@ mod tests {
     /// with its commands and artifact.yaml's tolerance.
     #[test]
     fn the_appendix_is_generated_with_every_claim() {
-        let root = crate::project_root();
+        let root = crate::project_root().unwrap();
         let o = super::reproduce_traces(&root, None, None, true, None).unwrap();
         let text = std::fs::read_to_string(root.join(crate::appendix::PATH)).unwrap();
         for c in &o.project.artifact.claims {

@@ -3,8 +3,8 @@
 //! a Rust toolchain.
 
 use anyhow::Context;
-use colloc_plan::Mode;
 use colloc_runner::{run_campaign, RunArgs};
+use colloc_trace::Mode;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -35,9 +35,6 @@ pub struct Args {
     /// headline 7 × resnet26 for naive and MPS).
     #[arg(long, conflicts_with_all = ["only", "claim"])]
     pub smoke: bool,
-    /// The project to plan from and write into (default: this checkout).
-    #[arg(long, hide = true)]
-    pub root: Option<PathBuf>,
     /// The `nvidia-smi` that `--here` asks (a stand-in in tests).
     #[arg(long, hide = true, default_value = "nvidia-smi")]
     pub nvidia_smi: String,
@@ -73,7 +70,7 @@ pub fn main(a: Args) -> anyhow::Result<ExitCode> {
         let file = a.job_file.context("--fake-job needs --job-file")?;
         return Ok(ExitCode::from(colloc_runner::fake_job(&file) as u8));
     }
-    let root = a.root.clone().unwrap_or_else(crate::project_root);
+    let root = crate::project_root()?;
     let summary = execute(&root, a)?;
     eprintln!("{}", summary.render());
     Ok(summary.exit_code())
@@ -84,7 +81,7 @@ pub fn execute(root: &std::path::Path, a: Args) -> anyhow::Result<colloc_runner:
     // The project, where a plan or the campaign directory comes from it.
     let project = match (&a.plan, &a.out) {
         (Some(_), Some(_)) => None,
-        _ => Some(colloc_spec::load_project(root).map_err(|d| anyhow::anyhow!("{d}"))?),
+        _ => Some(colloc_spec::load_project(root)?),
     };
     let mut a = a;
     let here = match (a.here, &a.campaign, &project) {
@@ -114,9 +111,7 @@ pub fn execute(root: &std::path::Path, a: Args) -> anyhow::Result<colloc_runner:
     };
     let plan = match (&a.plan, &a.campaign, &project) {
         (Some(path), _, _) => colloc_plan::Plan::from_file(path)?,
-        (None, Some(c), Some(p)) => {
-            colloc_plan::plan_project_campaign(p, c, a.target.as_deref()).map_err(|d| anyhow::anyhow!("{d}"))?
-        }
+        (None, Some(c), Some(p)) => colloc_plan::plan_project_campaign(p, c, a.target.as_deref())?,
         _ => anyhow::bail!("give --campaign NAME or --plan FILE"),
     };
     if a.smoke {
@@ -219,17 +214,9 @@ fn today() -> String {
     civil_date(secs / 86_400)
 }
 
-/// The proleptic Gregorian date of a day count since 1970-01-01 (H. Hinnant's algorithm).
+/// The date of a day count since 1970-01-01.
 pub fn civil_date(days: u64) -> String {
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    let (y, m, d) = colloc_trace::civil::civil_from_days(days as i64);
     format!("{y:04}-{m:02}-{d:02}")
 }
 
@@ -307,7 +294,7 @@ mod tests {
     /// mps-limited stand-in (both data sources) and resnet26 alone on each: nothing else.
     #[test]
     fn claim_c7_selects_its_workloads_in_h200_quick() {
-        let root = crate::project_root();
+        let root = crate::project_root().unwrap();
         let project = colloc_spec::load_project(&root).unwrap();
         let plan = colloc_plan::plan_project_campaign(&project, "h200-quick", None).unwrap();
         let sel = super::claim_selection(&project, &plan, "C7").unwrap();
@@ -340,7 +327,7 @@ mod tests {
     /// winning; an unknown GPU is refused with the supported ones and how to add one.
     #[test]
     fn the_device_name_picks_its_gpu_table() {
-        let project = colloc_spec::load_project(&crate::project_root()).unwrap();
+        let project = colloc_spec::load_project(&crate::project_root().unwrap()).unwrap();
         for (device, key) in [
             ("NVIDIA H200", "h200-141gb"),
             ("NVIDIA H200 NVL", "h200-141gb"),
@@ -365,7 +352,7 @@ mod tests {
     /// Every claim selects at least one planned workload of the shipped campaign.
     #[test]
     fn every_claim_selects_workloads_of_the_shipped_campaign() {
-        let root = crate::project_root();
+        let root = crate::project_root().unwrap();
         let project = colloc_spec::load_project(&root).unwrap();
         let plan =
             colloc_plan::plan_project_campaign(&project, &project.artifact.shipped_campaign.value, None).unwrap();

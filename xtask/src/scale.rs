@@ -30,13 +30,14 @@ pub struct Generated {
 
 /// The fixture options of a campaign with about `samples` whole-GPU telemetry rows, and its
 /// ok runs.
-fn options(samples: f64) -> Result<(FixtureOptions, usize)> {
+fn options(project: &Path, samples: f64) -> Result<(FixtureOptions, usize)> {
     let mut opts = FixtureOptions {
         name: "generated".into(),
         repetitions: REPETITIONS,
         full: true,
         protocol_version: 2,
         sample_hz: SAMPLE_HZ,
+        project: Some(project.to_path_buf()),
         ..FixtureOptions::default()
     };
     let ok = testkit::ok_runs(&opts)?;
@@ -47,9 +48,10 @@ fn options(samples: f64) -> Result<(FixtureOptions, usize)> {
     Ok((opts, ok))
 }
 
-/// Writes a campaign of about `samples` telemetry rows under `into` (a new directory).
-pub fn generate(samples: f64, into: &Path) -> Result<Generated> {
-    let (opts, ok_runs) = options(samples)?;
+/// Writes a campaign of about `samples` telemetry rows under `into` (a new directory), with
+/// the workloads of the project at `project`.
+pub fn generate(project: &Path, samples: f64, into: &Path) -> Result<Generated> {
+    let (opts, ok_runs) = options(project, samples)?;
     let root = into.join(format!("samples-{samples:.0e}"));
     std::fs::create_dir_all(&root)?;
     let t = Instant::now();
@@ -226,7 +228,7 @@ mod tests {
 
     #[test]
     fn a_generated_campaign_holds_the_samples_asked_for() {
-        let (opts, ok) = options(1e5).unwrap();
+        let (opts, ok) = options(&crate::project_root().unwrap(), 1e5).unwrap();
         assert_eq!(ok, testkit::ok_runs(&opts).unwrap());
         let ok = ok as f64;
         let rows = testkit::telemetry_samples(&opts) as f64 * ok;

@@ -38,9 +38,6 @@ pub struct Args {
     /// Print the selection and the commands of every phase; run nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// The project to check (default: this checkout).
-    #[arg(long, hide = true)]
-    pub root: Option<PathBuf>,
 }
 
 /// One phase's outcome.
@@ -115,7 +112,7 @@ pub fn command(task: &str, args: &[String]) -> String {
 }
 
 pub fn main(a: Args) -> Result<ExitCode> {
-    let root = a.root.clone().unwrap_or_else(crate::project_root);
+    let root = crate::project_root()?;
     let phases = smoke(&root, a.gpu.then_some(a.gpu_index), a.dry_run)?;
     if a.dry_run {
         return Ok(ExitCode::SUCCESS);
@@ -127,11 +124,11 @@ pub fn main(a: Args) -> Result<ExitCode> {
 /// Runs the phases (prints them only, with `dry_run`), printing each as it goes.
 pub fn smoke(root: &Path, gpu: Option<u32>, dry_run: bool) -> Result<Vec<Phase>> {
     // What the phases need from the project; without it nothing can be checked.
-    let project = colloc_spec::load_project(root).map_err(|d| anyhow!("{d}"))?;
+    let project = colloc_spec::load_project(root)?;
     let shipped = project.artifact.shipped_campaign.value.clone();
     let shipped_dir = crate::campaign_dir(&project.artifact, root, &shipped);
     let rel = |p: &Path| p.strip_prefix(root).unwrap_or(p).display().to_string();
-    let plan = colloc_plan::plan_project_campaign(&project, &shipped, None).map_err(|d| anyhow!("{d}"))?;
+    let plan = colloc_plan::plan_project_campaign(&project, &shipped, None)?;
     let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let st = steps(root, &plan, &shipped_dir, gpu, stamp)?;
     let backend = if gpu.is_some() { "this machine's GPU" } else { "the simulated backend" };
@@ -170,7 +167,7 @@ pub fn smoke(root: &Path, gpu: Option<u32>, dry_run: bool) -> Result<Vec<Phase>>
 
     // 1. The specs, as `cargo xtask validate` checks them.
     phase(1, "validate", "no errors".into(), &mut || {
-        let summary = colloc_spec::validate::check(root, &[]).map_err(|d| anyhow!("{d}"))?;
+        let summary = colloc_spec::validate::check(root, &[])?;
         colloc_analysis::validate_claims(&project.artifact.claims).context("artifact.yaml")?;
         Ok((format!("{summary}, {} claims", project.artifact.claims.len()), true))
     });
@@ -183,7 +180,7 @@ pub fn smoke(root: &Path, gpu: Option<u32>, dry_run: bool) -> Result<Vec<Phase>>
         "plan",
         format!("{shipped}: every run of {} planned (or made again) or an added baseline", rel(&shipped_dir)),
         &mut || {
-            let plan = colloc_plan::plan_project_campaign(&project, &shipped, None).map_err(|d| anyhow!("{d}"))?;
+            let plan = colloc_plan::plan_project_campaign(&project, &shipped, None)?;
             let t = &plan.totals;
             let RunCount { planned, again, added, other } = count_runs(&shipped_dir, &plan);
             let again = if again > 0 { format!(", {again} made again") } else { String::new() };
@@ -266,7 +263,8 @@ pub fn smoke(root: &Path, gpu: Option<u32>, dry_run: bool) -> Result<Vec<Phase>>
         }
         println!("      $ {}", command("compare", &st.compare));
         let [base, new, _, out] = &st.compare[..] else { unreachable!("base, new, --out, dir") };
-        let a = crate::compare::Args { base: root.join(base), new: root.join(new), out: Some(root.join(out)) };
+        let a =
+            crate::compare::Args { base: root.join(base), new: root.join(new), out: Some(root.join(out)), json: false };
         let c = crate::compare::run(root, &a)?;
         let agree = c.count(WorkloadVerdict::Agrees);
         let differ = c.count(WorkloadVerdict::Differs);

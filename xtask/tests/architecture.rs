@@ -201,3 +201,17 @@ fn the_simulated_backend_lives_in_one_wing() {
     }
     assert!(hits.is_empty(), "simulated-backend code outside crates/runner/src/sim/:\n{}", hits.join("\n"));
 }
+
+#[test]
+fn the_project_root_is_found_at_run_time_never_compiled_in() {
+    // One cargo target directory may serve several checkouts: a path compiled into a library
+    // or a binary would read and write the checkout it was built in. Tests may name theirs.
+    let mut hits = Vec::new();
+    for krate in ["trace", "spec", "plan", "runner", "analysis", "report"] {
+        for dir in ["src", "examples"] {
+            hits.extend(lines_with(&root().join("crates").join(krate).join(dir), &["CARGO_MANIFEST_DIR"]));
+        }
+    }
+    hits.extend(lines_with(&root().join("xtask/src"), &["CARGO_MANIFEST_DIR"]));
+    assert!(hits.is_empty(), "a compiled-in path (use colloc_spec::names::project_root):\n{}", hits.join("\n"));
+}

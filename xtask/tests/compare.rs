@@ -86,10 +86,12 @@ fn the_shipped_campaign_agrees_with_itself() {
 #[test]
 fn one_job_ten_percent_faster_differs_for_exactly_its_workload() {
     let tmp = tempfile::tempdir().unwrap();
+    // The base a copy with one job 10 % slower (an iteration may not claim more images than
+    // its batch, so the copy is slowed, not sped up): the shipped job is 10 % faster.
     let altered = copy_of_shipped(tmp.path());
-    scale_one_job(&altered, 1.1, true);
+    scale_one_job(&altered, 1.0 / 1.1, true);
     let out = tmp.path().join("out");
-    let o = compare(&shipped(), &altered, &out);
+    let o = compare(&altered, &shipped(), &out);
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(1), "{stdout}\n{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(with_verdict(&out, "differs"), vec![ALTERED_WORKLOAD.to_string()], "{stdout}");
@@ -111,7 +113,7 @@ fn one_job_ten_percent_faster_differs_for_exactly_its_workload() {
 fn a_directory_failing_verification_is_an_error_naming_it() {
     let tmp = tempfile::tempdir().unwrap();
     let tampered = copy_of_shipped(tmp.path());
-    scale_one_job(&tampered, 1.1, false);
+    scale_one_job(&tampered, 1.0 / 1.1, false);
     let o = compare(&shipped(), &tampered, &tmp.path().join("out"));
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
@@ -150,15 +152,18 @@ fn the_same_workloads_on_two_hosts_give_no_differs() {
 
 #[test]
 fn runs_alone_faster_on_the_new_host_is_the_host_not_the_result() {
+    // The shipped campaign against a copy whose runs alone are 1.4 times slower (fewer
+    // images in each iteration: an iteration may not claim more images than its batch), so
+    // the shipped one's runs alone are 1.4 times faster than the base's.
     let tmp = tempfile::tempdir().unwrap();
-    let (base, _) = hosts_pair();
-    let faster = tmp.path().join("h200-hosts");
-    copy_dir(&base, &faster);
+    let (faster, _) = hosts_pair();
+    let base = tmp.path().join("h200-hosts");
+    copy_dir(&faster, &base);
     for r in 1..=8 {
         scale_samples(
-            &faster,
+            &base,
             &format!("runs/e33-resnet26-cifar10-x1-exclusive@gen.r{r}/job-0.events.jsonl"),
-            1.4,
+            1.0 / 1.4,
             true,
         );
     }

@@ -6,8 +6,9 @@
 //! per group of runs.
 
 use anyhow::Result;
-use colloc_plan::{Mode, PlannedWorkload};
+use colloc_plan::PlannedWorkload;
 use colloc_trace::meta::RunStatus;
+use colloc_trace::Mode;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::{

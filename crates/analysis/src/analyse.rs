@@ -209,6 +209,14 @@ fn against_plan(results: &mut Results, plan: &[PlannedWorkload]) {
     }
     missing.sort();
     pending.sort_by(|a, b| a.id.cmp(&b.id));
+    let planned: BTreeSet<(&str, u32)> =
+        plan.iter().flat_map(|w| (1..=w.repetitions.max(1)).map(move |rep| (w.id.as_str(), rep))).collect();
+    results.provenance.attempts_again = results.runs.iter().filter(|r| r.attempt > 1).count();
+    results.provenance.beyond_plan = results
+        .runs
+        .iter()
+        .filter(|r| r.attempt <= 1 && !planned.contains(&(r.workload_id.as_str(), r.repetition)))
+        .count();
     results.provenance.planned_runs = Some(total);
     results.provenance.missing_runs = missing;
     results.pending = pending;

@@ -3,8 +3,8 @@
 
 use anyhow::{bail, Result};
 use colloc_spec::claims::{ArgValue, ClaimCheck, ClaimSpec, PaperNumber};
-use colloc_spec::Mode;
 use colloc_trace::meta::RunStatus;
+use colloc_trace::Mode;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 

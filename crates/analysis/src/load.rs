@@ -2,10 +2,10 @@
 
 use anyhow::{Context, Result};
 use colloc_plan::PlannedWorkload;
-use colloc_trace::events::{log_protocol_version, read_log_taking, Event, EventBody};
+use colloc_trace::events::{log_protocol_version, read_log_from, Event, EventBody};
 use colloc_trace::meta::{self, RunMeta, RunStatus};
 use colloc_trace::rows::{self, RowSink};
-use colloc_trace::{layout, telemetry};
+use colloc_trace::{jobfile, layout, limits, telemetry};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -59,12 +59,15 @@ pub(crate) fn run_dirs(campaign: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// Reads one run directory, refusing content the runner does not write: each error names
-/// the file (`runs/<run-id>/<file>`), and the line or row where there is one.
+/// the file (`runs/<run-id>/<file>`), and the line or row where there is one. Every file is
+/// read within its cap ([`limits`]): `meta.json` and the job files whole up to theirs, the
+/// event logs a line at a time, the samples ([`read_telemetry`]) a row at a time.
 pub(crate) fn read_run(dir: &Path) -> Result<RunData> {
     let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let rel = format!("{}/{name}", layout::RUNS_DIR);
     let meta_file = format!("{rel}/{}", layout::META);
-    let text = fs::read_to_string(dir.join(layout::META)).with_context(|| format!("{meta_file}: cannot read"))?;
+    let text = limits::read_file_text(&dir.join(layout::META), limits::MAX_META_BYTES)
+        .map_err(|e| anyhow::anyhow!("{meta_file}: {e}"))?;
     let meta: RunMeta = meta::read(&text).map_err(|e| anyhow::anyhow!("{meta_file}: {e}"))?;
     let workload: PlannedWorkload = serde_json::from_value(meta.workload.clone())
         .with_context(|| format!("{meta_file}: `workload` is not a planned workload"))?;
@@ -84,10 +87,11 @@ pub(crate) fn read_run(dir: &Path) -> Result<RunData> {
             events.push(Vec::new());
             continue;
         }
-        let text = fs::read_to_string(&path).with_context(|| format!("{rel}/{file}: cannot read"))?;
+        let batch_size = job_batch_size(dir, &rel, i, &workload)?;
+        let log = fs::File::open(&path).with_context(|| format!("{rel}/{file}: cannot read"))?;
         // The iterations, the bulk of a protocol-2 log, are kept as their times and images only.
         let its = &mut iterations[i];
-        let parsed = read_log_taking(&text, i as u32, |e| match &e.body {
+        let parsed = read_log_from(log, i as u32, batch_size, |e| match &e.body {
             EventBody::Iterations { base_mono, end_us, images, data_wait_us, .. } => {
                 its.add(*base_mono, end_us, images, data_wait_us);
                 None
@@ -103,6 +107,40 @@ pub(crate) fn read_run(dir: &Path) -> Result<RunData> {
     }
     check_versions(&meta, &events).map_err(|e| anyhow::anyhow!("{rel}: {e}"))?;
     Ok(RunData { meta, workload, events, iterations, dir: dir.to_path_buf() })
+}
+
+/// The batch size of job `i` of the run in `dir` from its job file `job-i.json` (read within
+/// [`limits::MAX_JOB_FILE_BYTES`]), which must be that job's and agree with the planned
+/// workload's; `None` when the run has no job file (traces made without the runner: the
+/// fixtures of the tests), whose iterations are bounded by [`colloc_trace::events::MAX_IMAGES`]
+/// only.
+fn job_batch_size(dir: &Path, rel: &str, i: usize, workload: &PlannedWorkload) -> Result<Option<u64>> {
+    let file = layout::job_file(i);
+    let path = dir.join(&file);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let at = |e: String| anyhow::anyhow!("{rel}/{file}: {e}");
+    let text = limits::read_file_text(&path, limits::MAX_JOB_FILE_BYTES).map_err(at)?;
+    let job = jobfile::read(&text).map_err(|e| at(format!("line {}: {e}", serde_line(&e))))?;
+    // The line of a field: where its key first appears.
+    let line_of = |key: &str| text.find(&format!("\"{key}\"")).map_or(1, |n| text[..n].matches('\n').count() + 1);
+    if job.job as usize != i {
+        return Err(at(format!("line {}: `job` is {}, but this is the file of job {i}", line_of("job"), job.job)));
+    }
+    if let Some(planned) = workload.jobs.get(i).map(|j| j.batch_size).filter(|b| *b != job.batch_size) {
+        return Err(at(format!(
+            "line {}: `batch_size` is {}, but the planned workload's job {i} (`workload.jobs[{i}]` in meta.json) has {planned}",
+            line_of("batch_size"),
+            job.batch_size
+        )));
+    }
+    Ok(Some(u64::from(job.batch_size)))
+}
+
+/// The line a `serde_json` error message names (`… at line N column M`), else 1.
+fn serde_line(e: &str) -> usize {
+    e.rsplit_once(" at line ").and_then(|(_, r)| r.split(' ').next()?.parse().ok()).unwrap_or(1)
 }
 
 /// Reads the `telemetry.csv.gz` of the run in `dir` into `sink`, refusing what the runner

@@ -4,8 +4,8 @@
 //! are images per second. A value that could not be measured is `None`, never zero.
 
 pub use colloc_plan::{GpuTarget, MixClass, WorkloadForm};
-use colloc_spec::Mode;
 use colloc_trace::meta::RunStatus;
+use colloc_trace::Mode;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -355,6 +355,13 @@ pub struct Provenance {
     /// Planned runs (`<workload>.r<n>`) without a run directory yet.
     #[serde(default)]
     pub missing_runs: Vec<String>,
+    /// Run directories of a later attempt of a run (`.a2`, ...): the latest attempt counts.
+    #[serde(default)]
+    pub attempts_again: usize,
+    /// Runs of a repetition the plan does not ask for, which the runner added (a model alone
+    /// measured again on a host, or interleaved with the runs it divides).
+    #[serde(default)]
+    pub beyond_plan: usize,
 }
 
 /// One run directory.

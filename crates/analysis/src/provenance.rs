@@ -15,7 +15,8 @@ pub(crate) fn provenance<'a>(
 ) -> std::io::Result<Provenance> {
     let manifest_path = campaign_dir.join(colloc_trace::layout::MANIFEST);
     let manifest_sha256 = manifest::sha256_file(&manifest_path)?;
-    let manifest_files = std::fs::read_to_string(&manifest_path)?.lines().filter(|l| !l.is_empty()).count();
+    // Read within its cap, as its verification read it.
+    let manifest_files = manifest::read(campaign_dir).map_err(std::io::Error::other)?.len();
 
     let mut s: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
     let mut add = |k: &'static str, v: Option<String>| {

@@ -8,13 +8,14 @@
 
 use anyhow::{anyhow, Context, Result};
 use colloc_plan::perf::{self, JobModel, GIB};
-use colloc_plan::{Mode, Plan, PlannedWorkload, ProtocolKind, WorkloadForm};
+use colloc_plan::{Plan, PlannedWorkload, ProtocolKind, WorkloadForm};
 use colloc_trace::events::{EndReason, ErrorKind, Event, EventBody};
 use colloc_trace::jobfile::DataSource;
 use colloc_trace::meta::{
     CpuCalibration, GpuInfo, HostInfo, JobRecord, MigInfo, MigInstance, MpsInfo, RunMeta, RunStatus, SoftwareInfo,
     TelemetryInfo,
 };
+use colloc_trace::Mode;
 use colloc_trace::{ids, layout, manifest};
 use flate2::write::GzEncoder;
 use std::collections::BTreeMap;
@@ -47,6 +48,9 @@ pub struct FixtureOptions {
     pub hosts: u32,
     /// Protocol 2: how long the iterations take.
     pub iterations: IterationPattern,
+    /// The project whose plan the fixture takes its workloads from; `None`: the one
+    /// `colloc_spec::names::project_root` finds ($COLLOC_ROOT, or from the working directory up).
+    pub project: Option<PathBuf>,
 }
 
 /// The duration of each iteration of a protocol-2 fixture job (128 images each).
@@ -74,6 +78,7 @@ impl Default for FixtureOptions {
             protocol_version: 1,
             hosts: 1,
             iterations: IterationPattern::Jittered,
+            project: None,
         }
     }
 }
@@ -84,8 +89,13 @@ const CAMPAIGN: &str = "h200-quick";
 /// The mixes of the subset.
 const SUBSET_MIXES: &[&str] = &["M+S", "L+S", "L+M", "L+M+S", "L+M+2S", "L+2M"];
 
-fn project_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+/// The project of `opts`, loaded.
+fn project(opts: &FixtureOptions) -> Result<colloc_spec::Project> {
+    let root = match &opts.project {
+        Some(root) => root.clone(),
+        None => colloc_spec::names::project_root()?,
+    };
+    Ok(colloc_spec::load_project(&root)?)
 }
 
 /// The fixture campaign's plan: the real planner's plan of the project's `h200-quick`
@@ -94,8 +104,8 @@ fn project_root() -> PathBuf {
 /// medium model alone, resnet26 alone and seven times (naive, MPS) with generated data, the
 /// large class alone, and six of the mixes.
 pub fn plan(opts: &FixtureOptions) -> Result<Plan> {
-    let project = colloc_spec::load_project(&project_root()).map_err(|d| anyhow!("{d}"))?;
-    let mut plan = colloc_plan::plan_project_campaign(&project, CAMPAIGN, None).map_err(|d| anyhow!("{d}"))?;
+    let project = project(opts)?;
+    let mut plan = colloc_plan::plan_project_campaign(&project, CAMPAIGN, None)?;
     plan.campaign = Some(opts.name.clone());
     plan.workloads.retain(|w| opts.full || in_subset(w));
     for w in &mut plan.workloads {
@@ -131,7 +141,7 @@ pub fn write_campaign(root: &Path, opts: &FixtureOptions) -> Result<PathBuf> {
     let dir = root.join(&opts.name);
     anyhow::ensure!(!dir.exists(), "{} exists already", dir.display());
     let plan = plan(opts)?;
-    let gpu = Gpu::of(&plan)?;
+    let gpu = Gpu::of(&plan, opts)?;
     std::fs::create_dir_all(dir.join(layout::RUNS_DIR))?;
     let mut clock = 1000.0_f64;
     for w in &plan.workloads {
@@ -154,8 +164,8 @@ struct Gpu {
 }
 
 impl Gpu {
-    fn of(plan: &Plan) -> Result<Gpu> {
-        let project = colloc_spec::load_project(&project_root()).map_err(|d| anyhow!("{d}"))?;
+    fn of(plan: &Plan, opts: &FixtureOptions) -> Result<Gpu> {
+        let project = project(opts)?;
         let table = project.gpus.get(&plan.gpu.key).ok_or_else(|| anyhow!("no GPU table {}", plan.gpu.key))?;
         let nvml = table.nvml_names.first().ok_or_else(|| anyhow!("GPU table {} has no NVML name", table.key))?;
         Ok(Gpu {

@@ -3,8 +3,8 @@
 use colloc_analysis::testkit::{write_campaign, FixtureOptions};
 use colloc_analysis::{analyse, Results};
 use colloc_plan::Plan;
-use colloc_spec::Mode;
 use colloc_trace::meta::RunStatus;
+use colloc_trace::Mode;
 use std::path::Path;
 
 fn fixture(root: &Path, opts: FixtureOptions) -> std::path::PathBuf {

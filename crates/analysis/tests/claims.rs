@@ -244,7 +244,7 @@ fn a_ratio_of_two_workloads_propagates_both_intervals() {
     let k = &on(claim(&out, "C6"), "synthetic").checks[0];
     let v = k.value.unwrap();
     let c = results.comparisons.iter().find(|c| c.data == "synthetic" && c.mps_over_naive == Some(v)).unwrap();
-    let best = |mode: colloc_spec::Mode| {
+    let best = |mode: colloc_trace::Mode| {
         results
             .workloads
             .iter()
@@ -255,7 +255,7 @@ fn a_ratio_of_two_workloads_propagates_both_intervals() {
             .unwrap()
             .stp
     };
-    let (a, b) = (best(colloc_spec::Mode::Mps), best(colloc_spec::Mode::Naive));
+    let (a, b) = (best(colloc_trace::Mode::Mps), best(colloc_trace::Mode::Naive));
     assert_eq!(k.interval, Some([a[0] / b[1], a[1] / b[0]]), "{k:?}");
     let [lo, hi] = k.interval.unwrap();
     assert!(lo < v && v < hi, "{lo} {v} {hi}");

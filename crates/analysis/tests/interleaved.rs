@@ -91,3 +91,20 @@ fn implausible_ratios_are_marked_with_their_reason() {
         }
     }
 }
+
+/// The provenance's run counts add up: every run directory is one of the plan's runs, a
+/// later attempt of one, or a run the runner added beyond the plan.
+#[test]
+fn the_run_counts_add_up_to_the_run_directories() {
+    for campaign in ["h200", "h200-hosts", "h200-paper"] {
+        let r = results(campaign);
+        let p = &r.provenance;
+        let dirs = std::fs::read_dir(root().join("data").join(campaign).join("runs")).unwrap().count();
+        let total: usize = p.runs_by_status.values().sum();
+        let planned_made = p.planned_runs.unwrap() - p.missing_runs.len();
+        assert_eq!(total, dirs, "{campaign}");
+        assert_eq!(planned_made + p.attempts_again + p.beyond_plan, total, "{campaign}: {p:?}");
+    }
+    let p = results("h200").provenance;
+    assert_eq!((p.planned_runs, p.missing_runs.len(), p.attempts_again, p.beyond_plan), (Some(288), 0, 19, 29));
+}

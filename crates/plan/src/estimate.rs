@@ -58,7 +58,7 @@ pub fn workload_seconds(w: &PlannedWorkload, gpu: &GpuTarget, p: &Protocol) -> f
 pub fn interleaved(plan: &crate::model::Plan, i: crate::model::Interleave) -> (usize, f64) {
     let mut divided: std::collections::BTreeMap<&str, (u32, f64)> = std::collections::BTreeMap::new();
     for w in plan.workloads.iter().filter(|w| !w.is_baseline() && w.feasible && !w.jobs.is_empty()) {
-        if w.mode == colloc_spec::Mode::Mig {
+        if w.mode == colloc_trace::Mode::Mig {
             continue;
         }
         let mut needed: Vec<&str> = Vec::new();

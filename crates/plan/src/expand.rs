@@ -6,8 +6,9 @@ use colloc_spec::artifact::{CampaignDecl, PartDecl, RepeatDecl};
 use colloc_spec::gpu::{GpuTable, MigProfile};
 use colloc_spec::written::{ImageFormat, Precision, Schedule, Source, TrainingDecl};
 use colloc_spec::{shown, Dataset, Protocol, ProtocolKind as SpecProtocolKind};
-use colloc_spec::{Diagnostic, Diagnostics, Mode, Project};
+use colloc_spec::{Diagnostic, Diagnostics, Project};
 use colloc_trace::ids;
+use colloc_trace::Mode;
 use sha2::{Digest, Sha256};
 
 use crate::estimate;

@@ -2,6 +2,8 @@
 //! feasibility on the target GPU and GPU-time estimates; [`perf`] is the one model of speed
 //! and memory that the estimates, the simulated backend and the test fixtures share.
 
+#![warn(unreachable_pub)]
+
 pub mod estimate;
 pub mod expand;
 pub mod model;

@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-pub use colloc_spec::Mode;
 pub use colloc_trace::jobfile::{DataSource, JobData, Training};
+use colloc_trace::Mode;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {

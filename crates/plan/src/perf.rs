@@ -28,7 +28,8 @@
 //! Memory per job is a fixed part plus a per-image part; a job that does not fit (the GPU,
 //! its MIG slice, or its pinned MPS limit) runs out of memory during warm-up.
 
-use crate::model::{DataSource, GpuTarget, JobData, Mode, PlannedJob, PlannedWorkload};
+use crate::model::{DataSource, GpuTarget, JobData, PlannedJob, PlannedWorkload};
+use colloc_trace::Mode;
 
 pub const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 

@@ -3,8 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use colloc_plan::{plan_all, plan_campaign, plan_project_campaign, Mode, Plan, WorkloadForm};
+use colloc_plan::{plan_all, plan_campaign, plan_project_campaign, Plan, WorkloadForm};
 use colloc_spec::{load_gpus, resolve_spec, Project};
+use colloc_trace::Mode;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()

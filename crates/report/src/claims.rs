@@ -5,7 +5,8 @@ use colloc_analysis::{CheckOutcome, ClaimOutcome, Results, SourceOutcome, Verdic
 
 use colloc_spec::gpu::GpuTable;
 
-use crate::tables::{Cell, Column, Table, SIMULATED_NOTE};
+use crate::escape::{md, md_code};
+use crate::tables::{Cell, Column, Prose, Table, SIMULATED_NOTE};
 
 /// What the claims table says of its checks.
 const RELATIVE: &str = "the checks are relative (ratios, orderings), not absolute numbers.";
@@ -15,10 +16,12 @@ fn paper_text(c: &ClaimOutcome) -> String {
     format!("{} ({})", c.paper.text, c.paper.source)
 }
 
-/// Our value of a check in full: `2.54 (95 % interval 2.41 to 2.66; stand-in: …) — 7 ×
-/// resnet26 in mps-limited 1g×7`, then the implausible workloads it picked or read.
+/// Our value of a check in full, in Markdown: `2.54 (95 % interval 2.41 to 2.66; stand-in:
+/// …) — 7 × resnet26 in mps-limited 1g×7`, then the implausible workloads it picked or read.
+/// The detail names workloads as the traces do: escaped.
 fn check_text(k: &CheckOutcome) -> String {
-    let Some(v) = k.value else { return format!("not run — {}", k.detail) };
+    let detail = md(&k.detail);
+    let Some(v) = k.value else { return format!("not run — {detail}") };
     let mut about = Vec::new();
     if let Some([lo, hi]) = k.interval {
         about.push(format!("95 % interval {} to {}", short(lo), short(hi)));
@@ -27,9 +30,9 @@ fn check_text(k: &CheckOutcome) -> String {
         about.push(format!("{STAND_IN_MARK}: {STAND_IN_NOTE}"));
     }
     let mut out = if about.is_empty() {
-        format!("{} — {}", short(v), k.detail)
+        format!("{} — {detail}", short(v))
     } else {
-        format!("{} ({}) — {}", short(v), about.join("; "), k.detail)
+        format!("{} ({}) — {detail}", short(v), about.join("; "))
     };
     if !k.picked_implausible.is_empty() {
         out.push_str(&format!(
@@ -47,9 +50,9 @@ fn check_text(k: &CheckOutcome) -> String {
     out
 }
 
-/// `e33-…: ANTT below 1; e37-…: STP above 2`.
+/// `e33-…: ANTT below 1; e37-…: STP above 2`, in Markdown.
 fn marked(m: &std::collections::BTreeMap<String, Vec<String>>) -> String {
-    m.iter().map(|(id, why)| format!("`{id}`: {}", why.join(", "))).collect::<Vec<_>>().join("; ")
+    m.iter().map(|(id, why)| format!("{}: {}", md_code(id), md(&why.join(", ")))).collect::<Vec<_>>().join("; ")
 }
 
 /// After a value measured on `mps-limited` where the claim speaks of MIG.
@@ -129,13 +132,13 @@ fn short(v: f64) -> String {
     }
 }
 
-/// `holds`, `does not hold`, `not run: why` for one source.
+/// `holds`, `does not hold`, `not run: why` for one source, in Markdown.
 fn verdict_text(s: &SourceOutcome) -> String {
     match s.verdict {
         Verdict::NotRun => {
             let why: Vec<&str> =
                 s.checks.iter().filter(|k| k.verdict == Verdict::NotRun).map(|k| k.detail.as_str()).collect();
-            format!("not run: {}", why.join("; "))
+            format!("not run: {}", md(&why.join("; ")))
         }
         v => v.as_str().to_string(),
     }
@@ -164,14 +167,16 @@ pub(crate) fn table(results: &Results, claims: &[ClaimOutcome], paper_gpu: Optio
     let rows = claims
         .iter()
         .map(|c| {
+            // artifact.yaml's words and the grades with their values are ours; the data
+            // source's name and the hardware came with the traces.
             let mut row = vec![
-                Cell::text(c.id.clone()),
-                Cell::text(c.statement.clone()),
-                Cell::text(paper_text(c)),
-                Cell::text(c.tolerance.as_ref().map_or("qualitative".to_string(), |t| t.0.clone())),
+                Cell::own(c.id.clone()),
+                Cell::own(c.statement.clone()),
+                Cell::own(paper_text(c)),
+                Cell::own(c.tolerance.as_ref().map_or("qualitative".to_string(), |t| t.0.clone())),
             ];
             for d in &sources {
-                row.push(Cell::text(c.sources.iter().find(|s| &s.data == d).map_or("—".to_string(), source_text)));
+                row.push(Cell::own(c.sources.iter().find(|s| &s.data == d).map_or("—".to_string(), source_text)));
             }
             row.push(Cell::text(headline_text(c)));
             row.push(Cell::text(c.hardware.clone()));
@@ -186,18 +191,17 @@ pub(crate) fn table(results: &Results, claims: &[ClaimOutcome], paper_gpu: Optio
     Table {
         id: "claims",
         title: "Claims".to_string(),
-        caption: format!(
-            "The paper's claims graded against campaign {}, per data source (ours / paper's).",
-            results.campaign
-        ),
+        caption: Prose::from("The paper's claims graded against campaign ")
+            .trace(&results.campaign)
+            .own(", per data source (ours / paper's)."),
         columns,
         rows,
         notes: vec![
             match paper_gpu {
-                Some(g) => format!("The paper ran on an {}; {RELATIVE}", g.name),
-                None => format!("The {RELATIVE}"),
+                Some(g) => format!("The paper ran on an {}; {RELATIVE}", g.name).into(),
+                None => format!("The {RELATIVE}").into(),
             },
-            GRADES.to_string(),
+            GRADES.into(),
         ],
         simulated: results.simulated,
     }
@@ -214,17 +218,17 @@ pub(crate) fn markdown(results: &Results, claims: &[ClaimOutcome]) -> String {
     if let Some(note) = results.incomplete() {
         out.push_str(&format!("> **Incomplete campaign:** {note}. The verdicts cover the runs made so far.\n\n"));
     }
-    let hardware = claims.first().map_or_else(|| results.gpu_name(), |c| c.hardware.clone());
+    let hardware = md(&claims.first().map_or_else(|| results.gpu_name(), |c| c.hardware.clone()));
     out.push_str(&format!(
-        "Campaign `{}` on {hardware}; traces verified against `SHA256SUMS` (sha256 `{}`). Regenerate with `cargo xtask reproduce`.\n\n",
-        results.campaign,
-        results.provenance.manifest_sha256
+        "Campaign {} on {hardware}; traces verified against `SHA256SUMS` (sha256 {}). Regenerate with `cargo xtask reproduce`.\n\n",
+        md_code(&results.campaign),
+        md_code(&results.provenance.manifest_sha256)
     ));
     out.push_str(&format!("{GRADES}\n\n"));
     let sources = sources(claims);
     out.push_str("| Claim | Paper | Tolerance |");
     for d in &sources {
-        out.push_str(&format!(" {d} |"));
+        out.push_str(&format!(" {} |", md(d)));
     }
     out.push_str(" Headline |\n| :--- | :--- | :--- |");
     out.push_str(&" :--- |".repeat(sources.len() + 1));
@@ -240,7 +244,7 @@ pub(crate) fn markdown(results: &Results, claims: &[ClaimOutcome]) -> String {
             let t = c.sources.iter().find(|s| &s.data == d).map_or("—".to_string(), source_text);
             out.push_str(&format!(" {} |", cell(&t)));
         }
-        out.push_str(&format!(" **{}** |\n", headline_text(c)));
+        out.push_str(&format!(" **{}** |\n", md(&headline_text(c))));
     }
     out.push('\n');
     for c in claims {
@@ -251,10 +255,10 @@ pub(crate) fn markdown(results: &Results, claims: &[ClaimOutcome]) -> String {
             c.paper.value.map(|v| format!("; value {}", short(v))).unwrap_or_default()
         ));
         out.push_str(&format!("- **Tolerance:** {}\n", tolerance_text(c)));
-        out.push_str(&format!("- **Hardware here:** {}\n", c.hardware));
-        out.push_str(&format!("- **Headline:** {}\n", headline_text(c)));
+        out.push_str(&format!("- **Hardware here:** {}\n", md(&c.hardware)));
+        out.push_str(&format!("- **Headline:** {}\n", md(&headline_text(c))));
         for s in &c.sources {
-            out.push_str(&format!("- **On {} data:** {}\n", s.data, verdict_text(s)));
+            out.push_str(&format!("- **On {} data:** {}\n", md(&s.data), verdict_text(s)));
             for k in &s.checks {
                 let magnitude = match (&k.tolerance, k.value) {
                     (Some(t), Some(_)) => format!("; magnitude: paper's {t}"),
@@ -282,6 +286,111 @@ pub(crate) fn markdown(results: &Results, claims: &[ClaimOutcome]) -> String {
     out
 }
 
+/// The README's summary of the results: the claims by headline grade, each with the value
+/// of its first check on the headline data source (`C1 2.85 [2.69–3.02] against 3`).
+pub fn summary_markdown(campaign: &str, claims: &[ClaimOutcome]) -> String {
+    let mut out = format!(
+        "On the shipped campaign `{campaign}` (each claim on the data closest to the paper's image files; 95% intervals in brackets; `paper/claims.md` has every check):\n\n"
+    );
+    use Verdict::*;
+    for v in [Holds, DirectionOnly, Inconclusive, DoesNotHold, ByConstruction, NotRun] {
+        let named: Vec<String> = claims
+            .iter()
+            .filter(|c| c.verdict == v)
+            .map(|c| {
+                let first = c
+                    .headline_data
+                    .as_ref()
+                    .and_then(|d| c.sources.iter().find(|s| &s.data == d))
+                    .and_then(|s| s.checks.first());
+                match first.and_then(|k| k.value.map(|x| (k, x))) {
+                    Some((k, x)) if k.interval.is_some() => {
+                        let [lo, hi] = k.interval.unwrap_or([x, x]);
+                        let paper = k.paper_value.map(|p| format!(" against {}", short(p))).unwrap_or_default();
+                        let stand_in = if k.stand_in { format!(" {STAND_IN_MARK}") } else { String::new() };
+                        format!("{} {} [{}–{}]{paper}{stand_in}", c.id, short(x), short(lo), short(hi))
+                    }
+                    Some((k, _)) if k.stand_in => format!("{} {STAND_IN_MARK}", c.id),
+                    _ => c.id.clone(),
+                }
+            })
+            .collect();
+        if !named.is_empty() {
+            out.push_str(&format!("- **{}**: {}\n", v.as_str(), named.join("; ")));
+        }
+    }
+    out
+}
+
+/// The claims' details on the HTML page: per claim the paper's number, the tolerance, and
+/// each data source's grade with every check, as `paper/claims.md` has them; open, so that
+/// a printed page shows them. Every string is escaped for HTML.
+pub(crate) fn details_html(claims: &[ClaimOutcome]) -> String {
+    use crate::escape::html as h;
+    let mut out = String::new();
+    for c in claims {
+        let class = grade_class(&headline_text(c)).unwrap_or("verdict-not-run");
+        out.push_str(&format!(
+            "<details open class=\"claim\" id=\"claim-{id}\">\n<summary><b>{id}</b>: {} <span class=\"{class}\">{}</span></summary>\n<ul>\n",
+            h(&c.statement),
+            h(&headline_text(c)),
+            id = h(&c.id),
+        ));
+        out.push_str(&format!(
+            "<li><b>Paper:</b> {}{}</li>\n<li><b>Tolerance:</b> {}</li>\n",
+            h(&paper_text(c)),
+            c.paper.value.map(|v| format!("; value {}", short(v))).unwrap_or_default(),
+            h(&tolerance_text(c))
+        ));
+        for s in &c.sources {
+            let class = grade_class(s.verdict.as_str()).unwrap_or("verdict-not-run");
+            out.push_str(&format!(
+                "<li><b>On {} data:</b> <span class=\"{class}\">{}</span>\n<ul>\n",
+                h(&s.data),
+                h(s.verdict.as_str())
+            ));
+            for k in &s.checks {
+                let ours = match k.value {
+                    None => format!("not run — {}", h(&k.detail)),
+                    Some(v) => {
+                        let mut t = short(v);
+                        if let Some([lo, hi]) = k.interval {
+                            t.push_str(&format!(" [{}–{}]", short(lo), short(hi)));
+                        }
+                        if k.stand_in {
+                            t.push_str(&format!(" {STAND_IN_MARK}"));
+                        }
+                        format!("{} — {}", h(&t), h(&k.detail))
+                    }
+                };
+                let implausible = if k.picked_implausible.is_empty() {
+                    String::new()
+                } else {
+                    let ids: Vec<&str> = k.picked_implausible.keys().map(String::as_str).collect();
+                    format!("; <b>from a workload marked implausible</b> (§): {}", h(&ids.join(", ")))
+                };
+                out.push_str(&format!(
+                    "<li><code>{}</code>{}: {}. Direction: {} ({}); <b>ours:</b> {ours}{implausible} → <span class=\"{}\">{}</span>{}</li>\n",
+                    h(&k.query),
+                    if k.args.is_empty() { String::new() } else { format!(" ({})", h(&k.args)) },
+                    h(&k.describe),
+                    h(&k.expect),
+                    h(&k.threshold_basis),
+                    grade_class(k.verdict.as_str()).unwrap_or("verdict-not-run"),
+                    h(k.verdict.as_str()),
+                    if k.value.is_some() && !k.reason.is_empty() { format!(": {}", h(&k.reason)) } else { String::new() }
+                ));
+            }
+            out.push_str("</ul></li>\n");
+        }
+        if let Some(n) = &c.note {
+            out.push_str(&format!("<li><b>Note:</b> {}</li>\n", h(n)));
+        }
+        out.push_str("</ul>\n</details>\n");
+    }
+    out
+}
+
 fn cell(s: &str) -> String {
     s.replace('|', "\\|")
 }
@@ -294,7 +403,7 @@ pub fn console(claims: &[ClaimOutcome]) -> String {
     if let Some(c) = claims.first() {
         out.push_str(&format!(
             "claims on {} (headline: the measured source closest to the paper's image files; ours / paper's)\n",
-            c.hardware
+            crate::escape::line(&c.hardware)
         ));
     }
     let w_id = claims.iter().map(|c| c.id.len()).max().unwrap_or(2).max(5);
@@ -317,7 +426,7 @@ pub fn console(claims: &[ClaimOutcome]) -> String {
     }
     out.push_str("  paper\n");
     for c in claims {
-        out.push_str(&format!("{:<w_id$}  {:<w_head$}", c.id, headline_text(c)));
+        out.push_str(&format!("{:<w_id$}  {:<w_head$}", c.id, crate::escape::line(&headline_text(c))));
         for (d, w) in sources.iter().zip(&widths) {
             let t = c.sources.iter().find(|s| &s.data == d).map_or("—".to_string(), source_text);
             out.push_str(&format!("  {t:<w$}"));
@@ -375,7 +484,7 @@ pub(crate) mod tests {
         // The console and the claims table.
         assert!(row(&console(&c), "C7 ").contains(STAND_IN_MARK));
         let t = table(&r, &c, None);
-        let cells = format!("{:?}", t.rows.iter().find(|row| row[0] == Cell::text("C7")).unwrap());
+        let cells = format!("{:?}", t.rows.iter().find(|row| row[0] == Cell::own("C7")).unwrap());
         assert!(cells.contains(STAND_IN_MARK), "{cells}");
         // C1 (MPS, naive, no MIG) is not marked.
         assert!(!row(&md, "| C1 |").contains(STAND_IN_MARK) && !row(&console(&c), "C1 ").contains(STAND_IN_MARK));

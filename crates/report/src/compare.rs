@@ -24,6 +24,11 @@
 
 use colloc_analysis::{ClaimOutcome, Results, RunResult, Stats, WorkloadResult};
 use colloc_trace::meta::RunStatus;
+
+use crate::escape::{csv as csv_field, md};
+use crate::json::{Grade, FORMAT_VERSION};
+use schemars::JsonSchema;
+use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The declared floor of the tolerance on synthetic data (no loader, no files): 2 %.
@@ -138,37 +143,8 @@ pub fn short_host(host: Option<&str>) -> String {
     }
 }
 
-/// Text from a trace (host ids, run ids, reasons) made safe in Markdown and in a table
-/// cell: `\`, `|`, `` ` ``, `*`, `_`, `[`, `]` escaped with a backslash, `<` and `>` as
-/// entities, line breaks as spaces.
-pub fn md(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '\\' | '|' | '`' | '*' | '_' | '[' | ']' => {
-                out.push('\\');
-                out.push(c);
-            }
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '\n' | '\r' => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// A CSV field: quoted (with doubled quotes) when it holds a comma, a quote or a line break.
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
 /// One value of a workload in both campaigns.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct Compared {
     /// The medians over repetitions (the baseline: see [`WorkloadBaseline::mean`]).
     pub base: f64,
@@ -185,7 +161,7 @@ impl Compared {
 }
 
 /// The difference of STP split in two: `stp ≈ aggregate / baseline`, each `new / base`.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
 pub struct Factors {
     /// `STP_new / STP_base` (medians over repetitions).
     pub stp: f64,
@@ -206,7 +182,7 @@ impl Factors {
 }
 
 /// What a workload's ratios divide by in one campaign.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct WorkloadBaseline {
     /// The job-weighted mean, over the counted runs' jobs (ok, not superseded, with a ratio),
     /// of the median throughput of the runs alone each job divided by (= its throughput ×
@@ -292,14 +268,20 @@ pub fn workload_baseline(r: &Results, w: &WorkloadResult) -> Option<WorkloadBase
     })
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A workload's verdict; in JSON its words, as [`WorkloadVerdict::as_str`] gives them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 pub enum WorkloadVerdict {
+    #[serde(rename = "agrees")]
     Agrees,
     /// STP outside its tolerance, the aggregate throughput within its, the baseline outside
     /// its own: the host runs a model alone faster or slower. Not a failure.
+    #[serde(rename = "agrees, the host differs")]
     HostDiffers,
+    #[serde(rename = "differs")]
     Differs,
+    #[serde(rename = "only in base")]
     OnlyInBase,
+    #[serde(rename = "only in new")]
     OnlyInNew,
 }
 
@@ -316,7 +298,7 @@ impl WorkloadVerdict {
 }
 
 /// A workload of either campaign.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct WorkloadRow {
     pub id: String,
     pub data: String,
@@ -364,7 +346,7 @@ fn inside(v: f64, [lo, hi]: [f64; 2]) -> bool {
 }
 
 /// A campaign's baseline of one model on one host, as the analysis gives it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct HostBaselineRow {
     /// `base` or `new`.
     pub side: &'static str,
@@ -380,9 +362,17 @@ pub struct HostBaselineRow {
 }
 
 /// A claim's headline grades side by side.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ClaimRow {
     pub id: String,
+    /// The base's headline grade; `null` when the campaign has no such claim.
+    pub base_verdict: Option<Grade>,
+    /// The data source of the base's headline grade; `null` when measured on none.
+    pub base_data: Option<String>,
+    /// The new campaign's headline grade; `null` when it has no such claim.
+    pub new_verdict: Option<Grade>,
+    /// The data source of the new campaign's headline grade; `null` when measured on none.
+    pub new_data: Option<String>,
     /// `holds (generated)`, `not run`; `—` when the campaign has no such claim.
     pub base_grade: String,
     /// The headline source's values, ours / paper's: `1.20 / 4, 1`.
@@ -406,7 +396,7 @@ pub struct Side<'a> {
 }
 
 /// What a side says of itself in the outputs.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct SideInfo {
     pub label: String,
     pub campaign: String,
@@ -635,12 +625,27 @@ pub fn compare(base: &Side<'_>, new: &Side<'_>) -> Comparison {
             None => ("—".to_string(), "—".to_string()),
         }
     };
+    let headline = |cs: &[ClaimOutcome], id: &str| {
+        cs.iter().find(|c| c.id == id).map(|c| (Grade::from(c.verdict), c.headline_data.clone()))
+    };
     let claims = claim_ids
         .into_iter()
         .map(|id| {
             let (base_grade, base_value) = grade(base.claims, id);
             let (new_grade, new_value) = grade(new.claims, id);
-            ClaimRow { id: id.to_string(), base_grade, base_value, new_grade, new_value }
+            let (base_verdict, base_data) = headline(base.claims, id).unzip();
+            let (new_verdict, new_data) = headline(new.claims, id).unzip();
+            ClaimRow {
+                id: id.to_string(),
+                base_verdict,
+                base_data: base_data.flatten(),
+                new_verdict,
+                new_data: new_data.flatten(),
+                base_grade,
+                base_value,
+                new_grade,
+                new_value,
+            }
         })
         .collect();
     Comparison { base: side_info(base), new: side_info(new), same_gpu, workloads, baselines, claims }
@@ -1080,6 +1085,103 @@ impl Comparison {
     }
 }
 
+/// What `cargo xtask compare --json` prints (`schemas/compare.schema.json` is generated
+/// from it): the comparison, with its totals.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Document {
+    /// The format of this document: 1.
+    pub format_version: u32,
+    pub base: SideInfo,
+    pub new: SideInfo,
+    /// Both campaigns ran on one GPU model (the same, non-empty GPU names): absolute
+    /// throughputs and baselines are judged too; otherwise only STP and the claims.
+    pub same_gpu: bool,
+    pub totals: Totals,
+    /// Some workload measured in both differs (`agrees, the host differs` does not count):
+    /// the exit status is 1, else 0.
+    pub differs: bool,
+    /// The tolerances' widths over the workloads compared, in words, one line per value.
+    pub tolerance_widths: Vec<String>,
+    /// Every workload of either campaign, sorted by id.
+    pub workloads: Vec<WorkloadEntry>,
+    /// Both campaigns' baselines per host of the models the workloads measured in both run.
+    pub baselines: Vec<HostBaselineRow>,
+    /// Every claim of either campaign: the base's order, then the new's own.
+    pub claims: Vec<ClaimRow>,
+    /// The files written (`compare.md`, `.csv`, `.svg`, `.png`).
+    pub files: Vec<String>,
+}
+
+/// How many workloads have each verdict, and how many claims the same grade.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Totals {
+    pub workloads: usize,
+    pub agrees: usize,
+    pub host_differs: usize,
+    pub differs: usize,
+    pub only_in_base: usize,
+    pub only_in_new: usize,
+    pub claims: usize,
+    /// Claims whose headline grade (with its data source) is the same in both.
+    pub claims_same_grade: usize,
+}
+
+/// A workload of either campaign, with what follows from its row.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct WorkloadEntry {
+    #[serde(flatten)]
+    pub row: WorkloadRow,
+    /// The base's STP lies inside the new campaign's 95 % interval (`null`: not known).
+    pub base_in_new: Option<bool>,
+    /// The new STP lies inside the base's 95 % interval (`null`: not known).
+    pub new_in_base: Option<bool>,
+    /// What the two factors leave of STP's ratio (see [`Factors::residual`]).
+    pub factor_residual: Option<f64>,
+}
+
+impl Comparison {
+    /// The machine-readable document, naming the `files` written.
+    pub fn document(&self, files: Vec<String>) -> Document {
+        let totals = Totals {
+            workloads: self.workloads.len(),
+            agrees: self.count(WorkloadVerdict::Agrees),
+            host_differs: self.count(WorkloadVerdict::HostDiffers),
+            differs: self.count(WorkloadVerdict::Differs),
+            only_in_base: self.count(WorkloadVerdict::OnlyInBase),
+            only_in_new: self.count(WorkloadVerdict::OnlyInNew),
+            claims: self.claims.len(),
+            claims_same_grade: self.claims.iter().filter(|c| c.same_grade()).count(),
+        };
+        Document {
+            format_version: FORMAT_VERSION,
+            base: self.base.clone(),
+            new: self.new.clone(),
+            same_gpu: self.same_gpu,
+            totals,
+            differs: self.differs(),
+            tolerance_widths: self.tolerance_widths(),
+            workloads: self
+                .workloads
+                .iter()
+                .map(|w| WorkloadEntry {
+                    row: w.clone(),
+                    base_in_new: w.base_in_new(),
+                    new_in_base: w.new_in_base(),
+                    factor_residual: w.factors.map(|f| f.residual()),
+                })
+                .collect(),
+            baselines: self.baselines.clone(),
+            claims: self.claims.clone(),
+            files,
+        }
+    }
+}
+
+/// The JSON Schema of [`Document`], as published in `schemas/compare.schema.json`.
+pub fn document_schema() -> String {
+    crate::json::schema_text(schemars::schema_for!(Document))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1142,15 +1244,6 @@ mod tests {
         assert!(c(1.0, 0.96).agrees());
         assert!(!c(1.0, 1.06).agrees());
         assert!(!c(1.0, 0.9).agrees());
-    }
-
-    #[test]
-    fn trace_text_is_escaped_for_markdown() {
-        assert_eq!(md("a|b<c>`d`"), "a\\|b&lt;c&gt;\\`d\\`");
-        assert_eq!(md("GPU-1_2*x\ny"), "GPU-1\\_2\\*x y");
-        assert_eq!(csv_field("agrees, the host differs"), "\"agrees, the host differs\"");
-        assert_eq!(csv_field("a\"b"), "\"a\"\"b\"");
-        assert_eq!(csv_field("agrees"), "agrees");
     }
 
     #[test]

@@ -123,14 +123,29 @@ pub(crate) fn gib(bytes: f64) -> String {
 
 /// `80 ok, 31 skipped` and, against the plan, `of 157 planned (43 not yet made)`.
 pub(crate) fn runs_line(p: &colloc_analysis::Provenance) -> String {
-    let made = p.runs_by_status.iter().map(|(k, v)| format!("{v} {k}")).collect::<Vec<_>>().join(", ");
-    match p.planned_runs {
-        Some(n) if !p.missing_runs.is_empty() => {
-            format!("{made}, of {n} planned ({} not yet made)", p.missing_runs.len())
-        }
-        Some(n) => format!("{made}: all {n} planned"),
-        None => made,
+    let total: usize = p.runs_by_status.values().sum();
+    let mut by_status: Vec<(&String, &usize)> = p.runs_by_status.iter().collect();
+    by_status.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let made = by_status.iter().map(|(k, v)| format!("{v} {k}")).collect::<Vec<_>>().join(", ");
+    let Some(planned) = p.planned_runs else {
+        return format!("{total} runs ({made})");
+    };
+    let mut parts = vec![if p.missing_runs.is_empty() {
+        format!("the {planned} the plan asks for")
+    } else {
+        format!(
+            "{} of the {planned} the plan asks for ({} not yet made)",
+            planned - p.missing_runs.len(),
+            p.missing_runs.len()
+        )
+    }];
+    if p.attempts_again > 0 {
+        parts.push(format!("{} later attempts of them (the latest attempt counts)", p.attempts_again));
     }
+    if p.beyond_plan > 0 {
+        parts.push(format!("{} runs of models alone the runner added", p.beyond_plan));
+    }
+    format!("{total} runs ({made}): {}", and_list(&parts))
 }
 
 /// A small count in words (`seven`), larger ones in digits.
@@ -177,6 +192,31 @@ mod tests {
         assert_eq!(Quantity::Ratio.stats(Some(s)), "2.00 (1.50–2.50)");
         let one = Stats { median: 2.0, min: 2.0, max: 2.0, n: 1 };
         assert_eq!(Quantity::Ratio.stats(Some(one)), "2.00");
+    }
+
+    #[test]
+    fn the_runs_line_adds_up() {
+        let mut p = colloc_analysis::Provenance::default();
+        p.runs_by_status = [
+            ("ok".to_string(), 252),
+            ("skipped".to_string(), 72),
+            ("failed".to_string(), 6),
+            ("infeasible".to_string(), 6),
+        ]
+        .into();
+        p.planned_runs = Some(288);
+        (p.attempts_again, p.beyond_plan) = (19, 29);
+        assert_eq!(
+            runs_line(&p),
+            "336 runs (252 ok, 72 skipped, 6 failed, 6 infeasible): the 288 the plan asks for, 19 later attempts of them (the latest attempt counts) and 29 runs of models alone the runner added"
+        );
+        p.runs_by_status = [("ok".to_string(), 39), ("failed".to_string(), 1)].into();
+        p.planned_runs = Some(590);
+        p.missing_runs = vec!["x.r1".to_string(); 563];
+        (p.attempts_again, p.beyond_plan) = (0, 13);
+        assert_eq!(runs_line(&p), "40 runs (39 ok, 1 failed): 27 of the 590 the plan asks for (563 not yet made) and 13 runs of models alone the runner added");
+        p.planned_runs = None;
+        assert_eq!(runs_line(&p), "40 runs (39 ok, 1 failed)");
     }
 
     #[test]

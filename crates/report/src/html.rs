@@ -3,23 +3,9 @@
 
 use colloc_analysis::Results;
 
+use crate::escape::html as escape;
 use crate::figures::Figure;
 use crate::tables::{Table, SIMULATED_NOTE};
-
-pub(crate) fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
 
 pub(crate) fn base64(bytes: &[u8]) -> String {
     const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -40,7 +26,9 @@ fn table_html(t: &Table) -> String {
     if t.simulated {
         out.push_str(&format!("<p class=\"simulated\">{}</p>\n", escape(SIMULATED_NOTE)));
     }
-    out.push_str(&format!("<p>{}</p>\n<div class=\"scroll\"><table>\n<thead><tr>", escape(&t.caption)));
+    // A table of many columns may break its cells' words to fit a printed page's width.
+    let wide = if t.columns.len() >= WIDE_COLUMNS { " class=\"wide\"" } else { "" };
+    out.push_str(&format!("<p>{}</p>\n<div class=\"scroll\"><table{wide}>\n<thead><tr>", escape(&t.caption.text())));
     for c in &t.columns {
         out.push_str(&format!(
             "<th{}>{}</th>",
@@ -65,7 +53,7 @@ fn table_html(t: &Table) -> String {
     }
     out.push_str("</tbody></table></div>\n<ul class=\"notes\">");
     for n in t.all_notes() {
-        out.push_str(&format!("<li>{}</li>", escape(&n)));
+        out.push_str(&format!("<li>{}</li>", escape(&n.text())));
     }
     out.push_str("</ul>\n</section>\n");
     out
@@ -87,14 +75,26 @@ h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ccc}h3{margin-bott
 .simulated{background:#fde8e8;border:2px solid #c00;color:#900;padding:.5em 1em;font-weight:bold}\
 figure{margin:2em 0}figure img{width:100%;height:auto;border:1px solid #eee}figcaption{font-size:.9em;color:#444}\
 .scroll{overflow-x:auto}table{border-collapse:collapse;font-size:.85em}th,td{padding:.25em .6em;border-bottom:1px solid #ddd;vertical-align:top}\
-th{border-bottom:2px solid #444;text-align:left}.num{text-align:right;white-space:nowrap}.notes{font-size:.8em;color:#555}\
+th{border-bottom:2px solid #444;text-align:left}.num{text-align:right}@media (min-width:1300px){.num{white-space:nowrap}}.notes{font-size:.8em;color:#555}\
 .verdict-holds{color:#070}.verdict-direction-only{color:#a60}.verdict-inconclusive{color:#55a;font-style:italic}\
-.verdict-does-not-hold{color:#b00}.verdict-by-construction{color:#367}.verdict-not-run{color:#777}code{font-size:.9em}";
+.verdict-does-not-hold{color:#b00}.verdict-by-construction{color:#367}.verdict-not-run{color:#777}code{font-size:.9em}\
+td,th{overflow-wrap:break-word}table.wide td,table.wide th{overflow-wrap:anywhere}@media (max-width:1300px){table{font-size:.72em}}details.claim{margin:.6em 0}details.claim summary{cursor:pointer}details.claim ul{font-size:.9em}\
+dl.glossary dt{font-weight:bold;margin-top:.4em}dl.glossary dd{margin-left:1.5em}\
+@page{size:A4 landscape;margin:12mm}\
+@media print{body{max-width:none;margin:0;font-size:10pt}.scroll{overflow:visible}table{width:100%;font-size:7.5pt}\
+th,td{padding:.15em .3em}nav,script{display:none}figure,tr,details{break-inside:avoid}h2{break-before:auto}}";
+
+/// Tables with at least this many columns are `wide`: their cells may break words.
+const WIDE_COLUMNS: usize = 14;
 
 /// Marks the figures that fail to load, for the headless-browser test.
 const CHECK_SCRIPT: &str = "window.addEventListener('load',function(){var i=Array.prototype.slice.call(document.querySelectorAll('img.figure'));\
 var b=i.filter(function(x){return !(x.complete&&x.naturalWidth>0);}).map(function(x){return x.alt;});\
 document.body.setAttribute('data-figures',String(i.length));document.body.setAttribute('data-broken',b.join(' '));\
+var o=Array.prototype.slice.call(document.querySelectorAll('section.table')).filter(function(x){var t=x.querySelector('table');return t&&t.scrollWidth>x.clientWidth+1;}).map(function(x){return x.id;});\
+document.body.setAttribute('data-overflow',o.join(' '));\
+document.body.setAttribute('data-grades',String(document.querySelectorAll('[class^=verdict-]').length));\
+document.body.setAttribute('data-glossary',String(document.querySelectorAll('dl.glossary dt').length));\
 document.body.setAttribute('data-checked','yes');});";
 
 /// The page. `figures` are (figure, SVG text) in display order.
@@ -103,6 +103,7 @@ pub(crate) fn report(
     figures: &[(Figure, String)],
     tables: &[Table],
     claims: &Table,
+    claim_outcomes: &[colloc_analysis::ClaimOutcome],
     claims_md_path: &str,
 ) -> String {
     let p = &results.provenance;
@@ -130,7 +131,7 @@ pub(crate) fn report(
             escape(&note)
         ));
     }
-    out.push_str("<nav><a href=\"#provenance\">Provenance</a> · <a href=\"#claims\">Claims</a> · <a href=\"#figures\">Figures</a> · <a href=\"#tables\">Tables</a></nav>\n");
+    out.push_str("<nav><a href=\"#provenance\">Provenance</a> · <a href=\"#claims\">Claims</a> · <a href=\"#figures\">Figures</a> · <a href=\"#tables\">Tables</a> · <a href=\"#glossary\">Glossary</a></nav>\n");
 
     out.push_str("<h2 id=\"provenance\">Provenance</h2>\n<ul>\n");
     let items = [
@@ -162,6 +163,8 @@ pub(crate) fn report(
         escape(claims_md_path)
     ));
     out.push_str(&table_html(claims));
+    out.push_str("<h3>Each claim's checks</h3>\n");
+    out.push_str(&crate::claims::details_html(claim_outcomes));
 
     out.push_str("<h2 id=\"figures\">Figures</h2>\n");
     for (f, svg) in figures {
@@ -177,6 +180,8 @@ pub(crate) fn report(
     for t in tables {
         out.push_str(&table_html(t));
     }
+    out.push_str("<h2 id=\"glossary\">Glossary</h2>\n");
+    out.push_str(&crate::glossary::html());
     out.push_str(&format!("<script>{CHECK_SCRIPT}</script>\n</body>\n</html>\n"));
     out
 }

@@ -14,22 +14,27 @@
 //! LaTeX, CSV and Markdown), `figures` (plotters drawings, SVG and PNG), `claims` (the claims
 //! check), `html` (the one-page report), `legend` (what captions say of mixes and timeline
 //! workloads), `order` (modes, mixes and workloads in display order), `format` (numbers and
-//! words).
+//! words), `escape` (text from the traces made safe for Markdown, HTML, LaTeX and CSV: every
+//! output passes trace strings through it), `json` (the machine-readable document of
+//! `reproduce --json`; `compare::Document` is that of `compare --json`).
 
 #![warn(unreachable_pub)]
 
 mod claims;
 pub mod compare;
+pub mod escape;
 mod figures;
 mod format;
+pub mod glossary;
 mod html;
+pub mod json;
 mod legend;
 mod order;
 mod outputs;
 mod tables;
 
 pub use crate::{
-    claims::console as claims_console,
+    claims::{console as claims_console, summary_markdown as claims_summary},
     figures::{
         compare::{png as compare_png, svg as compare_svg},
         Figure, ALL as FIGURES,

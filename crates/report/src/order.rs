@@ -1,7 +1,7 @@
 //! The orders in which modes, mixes and workloads appear in every table and figure.
 
 use colloc_analysis::{WorkloadForm, WorkloadResult};
-use colloc_spec::Mode;
+use colloc_trace::Mode;
 
 /// Modes from alone to the most isolated.
 pub(crate) const MODES: [Mode; 5] = [Mode::Exclusive, Mode::Naive, Mode::Mps, Mode::MpsLimited, Mode::Mig];

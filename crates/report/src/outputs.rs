@@ -100,7 +100,10 @@ pub fn outputs(inputs: &Inputs, layout: &Layout) -> Result<Vec<Output>> {
         svgs.push((f, svg));
     }
     push(layout.claims.clone(), claims::markdown(r, inputs.claims).into_bytes());
-    push(layout.report.clone(), html::report(r, &svgs, &tables, &claims_table, &layout.claims).into_bytes());
+    push(
+        layout.report.clone(),
+        html::report(r, &svgs, &tables, &claims_table, inputs.claims, &layout.claims).into_bytes(),
+    );
     out.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(out)
 }

@@ -149,7 +149,35 @@ fn the_report_loads_every_figure_in_chromium() {
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("report.html");
     std::fs::write(&page, &html.bytes).unwrap();
-    let profile = dir.path().join("profile");
+    let dom = open_in_chromium(chromium, dir.path(), &page);
+    let n = colloc_report::FIGURES.len();
+    assert!(dom.contains(&format!("data-figures=\"{n}\"")), "expected {n} figures");
+    assert!(
+        dom.contains("data-broken=\"\""),
+        "broken figures: {}",
+        dom.split("data-broken=\"").nth(1).unwrap_or("").split('"').next().unwrap_or("")
+    );
+    check_print_width(&dom);
+    // The committed report of the shipped campaign, as a committee opens it.
+    let shipped = root().join("paper/report.html");
+    let dom = open_in_chromium(chromium, dir.path(), &shipped);
+    check_print_width(&dom);
+}
+
+/// At the width of an A4 landscape page's print area (1040 CSS pixels), no table is wider
+/// than the page (a printed page would cut its columns); the grades carry their colours'
+/// classes and the glossary lists every term.
+fn check_print_width(dom: &str) {
+    let attr =
+        |name: &str| dom.split(&format!("{name}=\"")).nth(1).unwrap_or("").split('"').next().unwrap_or("").to_string();
+    assert_eq!(attr("data-overflow"), "", "tables wider than a printed page");
+    assert!(attr("data-grades").parse::<usize>().unwrap_or(0) > 0, "no grade carries its class");
+    assert_eq!(attr("data-glossary"), colloc_report::glossary::GLOSSARY.len().to_string(), "the glossary");
+}
+
+/// The page's DOM after its check script ran, in a window 1040 pixels wide.
+fn open_in_chromium(chromium: &Path, scratch: &Path, page: &Path) -> String {
+    let profile = scratch.join("profile");
     let run = std::process::Command::new(chromium)
         .args([
             "--headless",
@@ -162,23 +190,19 @@ fn the_report_loads_every_figure_in_chromium() {
             "--virtual-time-budget=10000",
         ])
         .arg(format!("--user-data-dir={}", profile.display()))
+        .arg("--window-size=1040,1400")
         .arg("--dump-dom")
         .arg(format!("file://{}", page.display()))
         .output()
         .expect("chromium runs");
-    let dom = String::from_utf8_lossy(&run.stdout);
+    let dom = String::from_utf8_lossy(&run.stdout).into_owned();
     assert!(
         dom.contains("data-checked=\"yes\""),
-        "the page's check did not run; stderr: {}",
+        "{}: the page's check did not run; stderr: {}",
+        page.display(),
         String::from_utf8_lossy(&run.stderr)
     );
-    let n = colloc_report::FIGURES.len();
-    assert!(dom.contains(&format!("data-figures=\"{n}\"")), "expected {n} figures");
-    assert!(
-        dom.contains("data-broken=\"\""),
-        "broken figures: {}",
-        dom.split("data-broken=\"").nth(1).unwrap_or("").split('"').next().unwrap_or("")
-    );
+    dom
 }
 
 /// Renders a fixture (or the campaign at `$COLLOC_CAMPAIGN_DIR`) into `$COLLOC_REPORT_KEEP`

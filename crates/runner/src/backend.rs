@@ -4,21 +4,22 @@
 //! trait.
 
 use anyhow::Result;
-use colloc_plan::{Mode, PlannedWorkload};
+use colloc_plan::PlannedWorkload;
 use colloc_trace::meta::{DriverListing, GpuInfo};
+use colloc_trace::Mode;
 
 use crate::telemetry::GpuSource;
 
 /// A process using the GPU.
 #[derive(Debug, Clone, PartialEq)]
-pub struct GpuProcess {
+pub(crate) struct GpuProcess {
     pub pid: u32,
     pub used_bytes: Option<u64>,
 }
 
 /// The GPU of a campaign and how its runs reach it. Read-only: nothing here changes a GPU
 /// setting.
-pub trait Backend: Send + Sync {
+pub(crate) trait Backend: Send + Sync {
     /// NVML / `nvidia-smi` index.
     fn index(&self) -> u32;
     fn uuid(&self) -> &str;

@@ -33,7 +33,7 @@ use crate::run::{self, Env, Outcome, Request};
 use crate::trace::TMP_PREFIX;
 use crate::{provenance, signals};
 
-pub const LOCK_FILE: &str = ".runner.lock";
+pub(crate) const LOCK_FILE: &str = ".runner.lock";
 
 /// One run made by this invocation.
 #[derive(Debug, Clone, PartialEq)]
@@ -342,7 +342,7 @@ fn tidy(dir: &Path, listed: &BTreeSet<String>, summary: &mut CampaignSummary, pr
 }
 
 /// Runs a plan's selected workloads into `opts.out`.
-pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
+pub(crate) fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<CampaignSummary> {
     let started = std::time::Instant::now();
     let Opened { dir, lock: _lock, campaign, listed, mut summary, todo, metas } = open(plan, opts)?;
     let indices = opts.gpu_indices()?;

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 /// What a finished command said.
 #[derive(Debug, Clone)]
-pub struct Output {
+pub(crate) struct Output {
     pub success: bool,
     /// Exit code, `None` when killed by a signal.
     pub code: Option<i32>,
@@ -19,7 +19,7 @@ pub struct Output {
 
 impl Output {
     /// stdout and stderr together, trimmed, for messages.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let mut t = self.stdout.trim().to_string();
         let e = self.stderr.trim();
         if !e.is_empty() {
@@ -34,7 +34,7 @@ impl Output {
 
 /// A command line to run.
 #[derive(Debug, Clone)]
-pub struct Cmd {
+pub(crate) struct Cmd {
     pub program: String,
     pub args: Vec<String>,
     pub env: Vec<(String, String)>,
@@ -43,7 +43,7 @@ pub struct Cmd {
 }
 
 impl Cmd {
-    pub fn new(program: &str, args: &[&str], timeout: Duration) -> Self {
+    pub(crate) fn new(program: &str, args: &[&str], timeout: Duration) -> Self {
         Cmd {
             program: program.to_string(),
             args: args.iter().map(|s| s.to_string()).collect(),
@@ -53,18 +53,18 @@ impl Cmd {
         }
     }
 
-    pub fn env(mut self, key: &str, value: &str) -> Self {
+    pub(crate) fn env(mut self, key: &str, value: &str) -> Self {
         self.env.push((key.to_string(), value.to_string()));
         self
     }
 
-    pub fn stdin(mut self, text: &str) -> Self {
+    pub(crate) fn stdin(mut self, text: &str) -> Self {
         self.stdin = Some(text.to_string());
         self
     }
 
     /// The command as one would type it (for logs and errors).
-    pub fn display(&self) -> String {
+    pub(crate) fn display(&self) -> String {
         let mut s = String::new();
         for (k, v) in &self.env {
             if k.starts_with("CUDA_") {
@@ -84,7 +84,7 @@ impl Cmd {
 
     /// Runs the command; an error only when it cannot be started or exceeds its time limit
     /// (a non-zero exit is an `Output` with `success == false`).
-    pub fn run(&self) -> Result<Output> {
+    pub(crate) fn run(&self) -> Result<Output> {
         let mut cmd = Command::new(&self.program);
         // Its own process group: a Ctrl-C meant for the runner must not cut a MIG or MPS
         // command short (the runner tears down in order instead).

@@ -4,7 +4,7 @@
 //! (`--fault-wrong-mps-pipe`) share this grammar.
 
 /// Whether `selector` selects job `job` of run `run_id`.
-pub fn selects(selector: &str, run_id: &str, job: u32) -> bool {
+pub(crate) fn selects(selector: &str, run_id: &str, job: u32) -> bool {
     selector.split(',').map(str::trim).filter(|s| !s.is_empty()).any(|item| {
         let (pattern, index) = match item.rsplit_once(':') {
             Some((p, i)) => (Some(p), i),

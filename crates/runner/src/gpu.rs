@@ -2,8 +2,9 @@
 //! the real training program. Read-only: nothing here changes a GPU setting.
 
 use anyhow::{anyhow, bail, Result};
-use colloc_plan::{Mode, PlannedWorkload};
+use colloc_plan::PlannedWorkload;
 use colloc_trace::meta::{DriverListing, GpuInfo};
+use colloc_trace::Mode;
 use nvml_wrapper::enum_wrappers::device::Clock;
 use nvml_wrapper::{Device, Nvml};
 use std::collections::BTreeMap;
@@ -30,7 +31,7 @@ fn nvml() -> Result<&'static Nvml> {
 }
 
 /// The GPU through NVML, and the real training program: the real backend.
-pub struct NvmlGpu {
+pub(crate) struct NvmlGpu {
     nvml: &'static Nvml,
     index: u32,
     uuid: String,
@@ -39,12 +40,12 @@ pub struct NvmlGpu {
 
 impl NvmlGpu {
     /// How many GPUs NVML sees.
-    pub fn count() -> Result<u32> {
+    pub(crate) fn count() -> Result<u32> {
         nvml()?.device_count().map_err(|e| anyhow!("NVML cannot count GPUs: {e}"))
     }
 
     /// Opens GPU `index` through NVML; a clear error when NVML or the GPU is missing.
-    pub fn open(index: u32) -> Result<NvmlGpu> {
+    pub(crate) fn open(index: u32) -> Result<NvmlGpu> {
         let nvml = nvml()?;
         let count = nvml.device_count().map_err(|e| anyhow!("NVML cannot count GPUs: {e}"))?;
         if index >= count {

@@ -16,14 +16,14 @@ use std::time::{Duration, Instant};
 
 /// What to start.
 #[derive(Debug, Clone)]
-pub struct JobSpec {
+pub(crate) struct JobSpec {
     pub argv: Vec<String>,
     pub env: Vec<(String, String)>,
     pub events_path: PathBuf,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Phase {
+pub(crate) enum Phase {
     Setup,
     Ready,
     Training,
@@ -31,7 +31,7 @@ pub enum Phase {
 }
 
 impl Phase {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Phase::Setup => "setup",
             Phase::Ready => "ready",
@@ -42,7 +42,7 @@ impl Phase {
 }
 
 /// Follows a job's event log as it grows.
-pub struct EventTail {
+pub(crate) struct EventTail {
     path: PathBuf,
     offset: u64,
     partial: Vec<u8>,
@@ -52,12 +52,12 @@ pub struct EventTail {
 }
 
 impl EventTail {
-    pub fn new(path: &Path) -> Self {
+    pub(crate) fn new(path: &Path) -> Self {
         EventTail { path: path.to_path_buf(), offset: 0, partial: Vec::new(), bad_lines: Vec::new(), lines: 0 }
     }
 
     /// New complete events since the last call, each with its raw JSON.
-    pub fn poll(&mut self) -> Vec<(Event, serde_json::Value)> {
+    pub(crate) fn poll(&mut self) -> Vec<(Event, serde_json::Value)> {
         let Ok(mut f) = std::fs::File::open(&self.path) else { return Vec::new() };
         if f.seek(SeekFrom::Start(self.offset)).is_err() {
             return Vec::new();
@@ -85,7 +85,7 @@ impl EventTail {
 
 /// The last bytes a process wrote to its stdout and stderr.
 #[derive(Clone, Default)]
-pub struct OutputTail(Arc<Mutex<Vec<u8>>>);
+pub(crate) struct OutputTail(Arc<Mutex<Vec<u8>>>);
 
 impl OutputTail {
     fn push(&self, bytes: &[u8]) {
@@ -98,7 +98,7 @@ impl OutputTail {
     }
 
     /// At most `STDERR_TAIL_BYTES`, starting at a line when one starts near the cut.
-    pub fn bytes(&self) -> Vec<u8> {
+    pub(crate) fn bytes(&self) -> Vec<u8> {
         let b = self.0.lock().unwrap_or_else(|p| p.into_inner());
         if b.len() <= STDERR_TAIL_BYTES {
             return b.clone();
@@ -111,7 +111,7 @@ impl OutputTail {
     }
 
     /// The last non-empty lines, joined, at most `max` characters.
-    pub fn last_lines(&self, lines: usize, max: usize) -> String {
+    pub(crate) fn last_lines(&self, lines: usize, max: usize) -> String {
         let text = String::from_utf8_lossy(&self.bytes()).into_owned();
         let picked: Vec<&str> = text.lines().map(str::trim_end).filter(|l| !l.trim().is_empty()).collect();
         let start = picked.len().saturating_sub(lines);
@@ -126,7 +126,7 @@ impl OutputTail {
 }
 
 /// One job process and what it said.
-pub struct Job {
+pub(crate) struct Job {
     pub argv: Vec<String>,
     pub env: Vec<(String, String)>,
     child: Option<Child>,
@@ -162,11 +162,11 @@ pub struct Job {
 impl Job {
     /// The root of the job's process tree: its own process (from `hello`), else the one
     /// spawned.
-    pub fn tree_root(&self) -> Option<u32> {
+    pub(crate) fn tree_root(&self) -> Option<u32> {
         self.job_pid.filter(|_| self.status.is_none()).or(self.pid)
     }
 
-    pub fn exited(&self) -> bool {
+    pub(crate) fn exited(&self) -> bool {
         self.status.is_some() || self.spawn_error.is_some()
     }
 
@@ -201,7 +201,7 @@ impl Job {
     }
 
     /// Why this job failed, if it did.
-    pub fn failure(&self) -> Option<String> {
+    pub(crate) fn failure(&self) -> Option<String> {
         if let Some(e) = &self.spawn_error {
             return Some(e.clone());
         }
@@ -240,22 +240,22 @@ fn short(s: &str, max: usize) -> String {
 }
 
 /// An event worth showing: (job, phase, detail, log it in plain mode).
-pub type Change = (usize, Phase, String, bool);
+pub(crate) type Change = (usize, Phase, String, bool);
 
 /// The jobs of a run. Dropping it kills whatever is still running.
-pub struct JobSet {
+pub(crate) struct JobSet {
     pub jobs: Vec<Job>,
 }
 
 impl JobSet {
     /// Starts every job; a job that cannot start is recorded with its `spawn_error`.
-    pub fn spawn(specs: Vec<JobSpec>) -> JobSet {
+    pub(crate) fn spawn(specs: Vec<JobSpec>) -> JobSet {
         let jobs = specs.into_iter().map(spawn_one).collect();
         JobSet { jobs }
     }
 
     /// Reads new events and reaps exited jobs; returns what changed.
-    pub fn poll(&mut self) -> Vec<Change> {
+    pub(crate) fn poll(&mut self) -> Vec<Change> {
         let mut changes = Vec::new();
         for (i, j) in self.jobs.iter_mut().enumerate() {
             for (ev, raw) in j.tail.poll() {
@@ -345,21 +345,21 @@ impl JobSet {
         changes
     }
 
-    pub fn all_ready(&self) -> bool {
+    pub(crate) fn all_ready(&self) -> bool {
         self.jobs.iter().all(|j| j.phase == Phase::Ready && !j.exited())
     }
 
     /// The first job that ended before it was ready.
-    pub fn dead_before_ready(&self) -> Option<usize> {
+    pub(crate) fn dead_before_ready(&self) -> Option<usize> {
         self.jobs.iter().position(|j| j.exited() && !j.released)
     }
 
-    pub fn all_exited(&self) -> bool {
+    pub(crate) fn all_exited(&self) -> bool {
         self.jobs.iter().all(Job::exited)
     }
 
     /// Writes the release line to every job; returns the release instant (CLOCK_MONOTONIC).
-    pub fn release(&mut self) -> f64 {
+    pub(crate) fn release(&mut self) -> f64 {
         let mono = colloc_trace::monotonic_seconds();
         for j in &mut self.jobs {
             if let Some(s) = j.stdin.as_mut() {
@@ -372,24 +372,24 @@ impl JobSet {
     }
 
     /// The first job that was released and has ended with a failure.
-    pub fn failed_after_release(&self) -> Option<usize> {
+    pub(crate) fn failed_after_release(&self) -> Option<usize> {
         self.jobs.iter().position(|j| j.released && j.exited() && j.failure().is_some())
     }
 
     /// Protocol 2: every job has sent `window_met` and none has exited.
-    pub fn all_window_met(&self) -> bool {
+    pub(crate) fn all_window_met(&self) -> bool {
         self.jobs.iter().all(|j| j.window_met && !j.exited())
     }
 
     /// A released job that exited before the stop line (a failure, or a job that ended its
     /// window itself).
-    pub fn exited_before_stop(&self) -> Option<usize> {
+    pub(crate) fn exited_before_stop(&self) -> Option<usize> {
         self.jobs.iter().position(|j| j.released && j.exited() && !j.stop_sent)
     }
 
     /// Protocol 2: writes the stop line to every job still running, all at once; returns the
     /// instant (CLOCK_MONOTONIC) it was written.
-    pub fn stop_window(&mut self) -> f64 {
+    pub(crate) fn stop_window(&mut self) -> f64 {
         let mono = colloc_trace::monotonic_seconds();
         for j in &mut self.jobs {
             if let Some(s) = j.stdin.as_mut() {
@@ -402,7 +402,7 @@ impl JobSet {
     }
 
     /// Writes the abort line to every job still running.
-    pub fn abort(&mut self) {
+    pub(crate) fn abort(&mut self) {
         for j in &mut self.jobs {
             if let Some(mut s) = j.stdin.take() {
                 let _ = s.write_all(ABORT_LINE.as_bytes()).and_then(|_| s.flush());
@@ -411,7 +411,7 @@ impl JobSet {
     }
 
     /// Waits up to `limit` for every job to exit.
-    pub fn wait_all(&mut self, limit: Duration) -> Vec<Change> {
+    pub(crate) fn wait_all(&mut self, limit: Duration) -> Vec<Change> {
         let deadline = Instant::now() + limit;
         let mut changes = Vec::new();
         loop {
@@ -425,7 +425,7 @@ impl JobSet {
 
     /// Stops every job's process group: SIGTERM, then SIGKILL after `grace`. Returns the
     /// indices of the jobs that were still running.
-    pub fn stop(&mut self, grace: Duration) -> Vec<usize> {
+    pub(crate) fn stop(&mut self, grace: Duration) -> Vec<usize> {
         self.poll();
         let running: Vec<usize> = (0..self.jobs.len()).filter(|&i| !self.jobs[i].exited()).collect();
         for &i in &running {

@@ -9,10 +9,10 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-pub const STATE_FILE: &str = ".runner-state.json";
+pub(crate) const STATE_FILE: &str = ".runner-state.json";
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct State {
+pub(crate) struct State {
     /// Pipe directories of MPS control daemons started by the runner.
     pub mps_pipe_dirs: Vec<String>,
     /// MIG instances created by the runner.
@@ -20,7 +20,7 @@ pub struct State {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MigLeftover {
+pub(crate) struct MigLeftover {
     pub gpu: u32,
     pub gpu_instance: u32,
     pub compute_instance: Option<u32>,
@@ -28,13 +28,13 @@ pub struct MigLeftover {
     pub uuid: Option<String>,
 }
 
-pub struct Leftovers {
+pub(crate) struct Leftovers {
     path: PathBuf,
     state: Mutex<State>,
 }
 
 impl Leftovers {
-    pub fn load(campaign_dir: &Path) -> Result<Leftovers> {
+    pub(crate) fn load(campaign_dir: &Path) -> Result<Leftovers> {
         let path = campaign_dir.join(STATE_FILE);
         let state = match std::fs::read_to_string(&path) {
             Ok(t) => {
@@ -46,7 +46,7 @@ impl Leftovers {
         Ok(Leftovers { path, state: Mutex::new(state) })
     }
 
-    pub fn snapshot(&self) -> State {
+    pub(crate) fn snapshot(&self) -> State {
         self.lock().clone()
     }
 
@@ -69,7 +69,7 @@ impl Leftovers {
             .with_context(|| format!("cannot write {}", self.path.display()))
     }
 
-    pub fn add_mps(&self, pipe_dir: &str) -> Result<()> {
+    pub(crate) fn add_mps(&self, pipe_dir: &str) -> Result<()> {
         self.update(|s| {
             if !s.mps_pipe_dirs.iter().any(|p| p == pipe_dir) {
                 s.mps_pipe_dirs.push(pipe_dir.to_string());
@@ -77,18 +77,18 @@ impl Leftovers {
         })
     }
 
-    pub fn remove_mps(&self, pipe_dir: &str) -> Result<()> {
+    pub(crate) fn remove_mps(&self, pipe_dir: &str) -> Result<()> {
         self.update(|s| s.mps_pipe_dirs.retain(|p| p != pipe_dir))
     }
 
-    pub fn add_mig(&self, m: MigLeftover) -> Result<()> {
+    pub(crate) fn add_mig(&self, m: MigLeftover) -> Result<()> {
         self.update(|s| {
             s.mig.retain(|x| !(x.gpu == m.gpu && x.gpu_instance == m.gpu_instance));
             s.mig.push(m);
         })
     }
 
-    pub fn remove_mig(&self, gpu: u32, gpu_instance: u32) -> Result<()> {
+    pub(crate) fn remove_mig(&self, gpu: u32, gpu_instance: u32) -> Result<()> {
         self.update(|s| s.mig.retain(|x| !(x.gpu == gpu && x.gpu_instance == gpu_instance)))
     }
 }

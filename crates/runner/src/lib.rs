@@ -3,6 +3,8 @@
 //! mode each workload asks for, and writes a checksummed trace per run. The trace format
 //! itself is `colloc_trace`'s; `README.md` maps the modules.
 
+#![warn(unreachable_pub)]
+
 mod backend;
 mod campaign;
 mod cli;

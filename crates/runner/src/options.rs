@@ -152,7 +152,7 @@ impl Default for SlurmOptions {
 }
 
 /// How much longer than its plan estimate a run may take, for `time_budget`.
-pub const BUDGET_MARGIN: f64 = 1.25;
+pub(crate) const BUDGET_MARGIN: f64 = 1.25;
 
 /// External programs used to set up MPS and MIG.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 const START_LIMIT: Duration = Duration::from_secs(300);
 
 /// A running job server.
-pub struct Preload {
+pub(crate) struct Preload {
     child: Child,
     stdin: Option<ChildStdin>,
     dir: PathBuf,
@@ -31,7 +31,7 @@ pub struct Preload {
 impl Preload {
     /// Starts the server for `job_command` (with `env`, as the jobs get it) in a private
     /// directory under `base` (`colloc-preload-<pid><tag>`), and waits until it serves.
-    pub fn start(job_command: &[String], env: &[(String, String)], base: &Path, tag: &str) -> Result<Preload> {
+    pub(crate) fn start(job_command: &[String], env: &[(String, String)], base: &Path, tag: &str) -> Result<Preload> {
         let dir = base.join(format!("colloc-preload-{}{tag}", std::process::id()));
         std::fs::DirBuilder::new()
             .recursive(true)
@@ -53,7 +53,7 @@ impl Preload {
     }
 
     /// The job command a job is started with: the server's, handing the job to it.
-    pub fn job_command(&self) -> Vec<String> {
+    pub(crate) fn job_command(&self) -> Vec<String> {
         let mut argv = self.command.clone();
         argv.push("--via".into());
         argv.push(self.socket.to_string_lossy().into_owned());
@@ -61,7 +61,7 @@ impl Preload {
     }
 
     /// Starts the server again if it is gone; `Some(why)` when it was restarted.
-    pub fn ensure_running(&mut self) -> Result<Option<String>> {
+    pub(crate) fn ensure_running(&mut self) -> Result<Option<String>> {
         let why = match self.child.try_wait() {
             Ok(None) => return Ok(None),
             Ok(Some(s)) => format!("the job server had exited ({s})"),

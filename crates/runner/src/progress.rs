@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use crate::options::ProgressMode;
 
 #[derive(Clone)]
-pub struct Progress {
+pub(crate) struct Progress {
     inner: Arc<Inner>,
     /// `GPU <i>: ` before every line, on a campaign over several GPUs.
     prefix: Option<Arc<str>>,
@@ -31,7 +31,7 @@ enum Kind {
 
 impl Progress {
     /// `estimated_seconds`: the plan's estimate for the runs to do.
-    pub fn new(mode: ProgressMode, runs: usize, estimated_seconds: f64) -> Progress {
+    pub(crate) fn new(mode: ProgressMode, runs: usize, estimated_seconds: f64) -> Progress {
         let kind = match mode {
             ProgressMode::Quiet => Kind::Quiet,
             ProgressMode::Plain => Kind::Plain,
@@ -57,12 +57,12 @@ impl Progress {
     }
 
     /// The same progress, its lines saying they are of GPU `index`.
-    pub fn for_gpu(&self, index: u32) -> Progress {
+    pub(crate) fn for_gpu(&self, index: u32) -> Progress {
         Progress { inner: self.inner.clone(), prefix: Some(format!("GPU {index}: ").into()) }
     }
 
     /// A line that always shows (above the bars on a terminal).
-    pub fn log(&self, msg: &str) {
+    pub(crate) fn log(&self, msg: &str) {
         let owned;
         let msg = match &self.prefix {
             Some(p) => {
@@ -84,7 +84,7 @@ impl Progress {
     }
 
     /// A run begins; `jobs` are the jobs' labels.
-    pub fn run_started(&self, n: usize, total: usize, run_id: &str, what: &str, jobs: &[String]) {
+    pub(crate) fn run_started(&self, n: usize, total: usize, run_id: &str, what: &str, jobs: &[String]) {
         self.log(&format!("run {n}/{total} {run_id}: {what}"));
         if let Kind::Bars { multi, campaign } = &self.inner.kind {
             campaign.set_message(format!("{}/{total} runs, now {run_id}", n - 1));
@@ -107,7 +107,7 @@ impl Progress {
     }
 
     /// A job's phase (`setup`, `ready`, `training`, `done`, ...) and a detail.
-    pub fn job(&self, run_id: &str, job: usize, phase: &str, detail: &str, log_it: bool) {
+    pub(crate) fn job(&self, run_id: &str, job: usize, phase: &str, detail: &str, log_it: bool) {
         match &self.inner.kind {
             Kind::Bars { .. } => {
                 let bars = self.inner.jobs.lock().unwrap_or_else(|p| p.into_inner());
@@ -124,7 +124,7 @@ impl Progress {
     }
 
     /// A run ended; `done_estimate` of the plan's seconds are now behind us.
-    pub fn run_finished(&self, n: usize, total: usize, run_id: &str, outcome: &str, done_estimate: f64) {
+    pub(crate) fn run_finished(&self, n: usize, total: usize, run_id: &str, outcome: &str, done_estimate: f64) {
         self.log(&format!("run {n}/{total} {run_id}: {outcome}"));
         if let Kind::Bars { campaign, .. } = &self.inner.kind {
             let mut bars = self.inner.jobs.lock().unwrap_or_else(|p| p.into_inner());
@@ -136,7 +136,7 @@ impl Progress {
         }
     }
 
-    pub fn finish(&self) {
+    pub(crate) fn finish(&self) {
         if let Kind::Bars { campaign, .. } = &self.inner.kind {
             let mut bars = self.inner.jobs.lock().unwrap_or_else(|p| p.into_inner());
             for b in std::mem::take(&mut *bars).into_values().flatten() {

@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::command::Cmd;
 
 /// The host as `/proc` and `/etc/os-release` describe it; unreadable fields are `None`.
-pub fn host_info() -> HostInfo {
+pub(crate) fn host_info() -> HostInfo {
     let read = |p: &str| fs::read_to_string(p).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
     let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let cpu_model = cpuinfo
@@ -41,7 +41,7 @@ pub fn host_info() -> HostInfo {
 /// sha256 of every `*.py` file beside the job command's script (its first argument ending
 /// in `.py`), keyed by the path as the command names the script's directory
 /// (`workloads/train.py`, …); empty when the command runs no Python script.
-pub fn workload_files(job_command: &[String]) -> std::collections::BTreeMap<String, String> {
+pub(crate) fn workload_files(job_command: &[String]) -> std::collections::BTreeMap<String, String> {
     let mut out = std::collections::BTreeMap::new();
     let Some(at) = script_position(job_command) else { return out };
     let script = Path::new(&job_command[at]);
@@ -71,7 +71,7 @@ fn script_position(job_command: &[String]) -> Option<usize> {
 /// `environment.lock` beside it. `None` when the command runs no Python script or its
 /// directory holds no check (the simulated job); `error` set when the check could not be
 /// made or said nothing readable.
-pub fn environment_check(job_command: &[String]) -> Option<EnvironmentCheck> {
+pub(crate) fn environment_check(job_command: &[String]) -> Option<EnvironmentCheck> {
     let at = script_position(job_command)?;
     let dir = Path::new(&job_command[at]).parent().unwrap_or(Path::new("")).to_path_buf();
     let script = dir.join("envcheck.py");
@@ -110,7 +110,7 @@ const CALIBRATION_BYTES: usize = 32 << 20;
 
 /// A short CPU benchmark (about a second): SHA-256 of 32 MiB on one thread (best of 3), then
 /// on every core at once. It tells hosts apart; it models nothing the jobs do.
-pub fn calibrate() -> CpuCalibration {
+pub(crate) fn calibrate() -> CpuCalibration {
     use std::time::Instant;
     let t0 = Instant::now();
     let buf: Vec<u8> = (0..CALIBRATION_BYTES).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
@@ -149,14 +149,14 @@ fn round1(x: f64) -> f64 {
 }
 
 /// The git checkout above `start` (the directory holding `.git`), if any.
-pub fn find_checkout(start: &Path) -> Option<PathBuf> {
+pub(crate) fn find_checkout(start: &Path) -> Option<PathBuf> {
     let start = start.canonicalize().ok()?;
     start.ancestors().find(|d| d.join(".git").exists()).map(Path::to_path_buf)
 }
 
 /// (commit, dirty) of the checkout at `root`: `git` when it is installed, else the commit
 /// read from `.git` with dirtiness unknown.
-pub fn git_state(root: &Path) -> (Option<String>, Option<bool>) {
+pub(crate) fn git_state(root: &Path) -> (Option<String>, Option<bool>) {
     let t = Duration::from_secs(30);
     let root_s = root.to_string_lossy().to_string();
     let commit = Cmd::new("git", &["-C", &root_s, "rev-parse", "HEAD"], t)
@@ -195,7 +195,7 @@ fn read_head(git: &Path) -> Option<String> {
 }
 
 /// Environment variables that matter for a job's behaviour, as recorded in `meta.json`.
-pub fn matters(key: &str) -> bool {
+pub(crate) fn matters(key: &str) -> bool {
     const PREFIXES: &[&str] =
         &["CUDA_", "OMP_", "PYTHON", "MKL_", "TORCH", "PYTORCH_", "NVIDIA_", "NCCL_", "COLLOC_", "CUBLAS_", "CUDNN_"];
     PREFIXES.iter().any(|p| key.starts_with(p)) || key == "LD_LIBRARY_PATH"
@@ -205,18 +205,18 @@ pub fn matters(key: &str) -> bool {
 /// as `.` and the home directory as `~`, so that recorded commands and environment values
 /// name no machine's absolute paths (system paths such as `/usr/local/cuda` stay).
 #[derive(Debug, Clone, Default)]
-pub struct HostDirs {
+pub(crate) struct HostDirs {
     cwd: Option<PathBuf>,
     home: Option<PathBuf>,
 }
 
 impl HostDirs {
-    pub fn of_this_host() -> HostDirs {
+    pub(crate) fn of_this_host() -> HostDirs {
         let cwd = std::env::current_dir().ok().map(|d| d.canonicalize().unwrap_or(d));
         HostDirs::new(cwd.as_deref(), std::env::var_os("HOME").map(std::path::PathBuf::from).as_deref())
     }
 
-    pub fn new(cwd: Option<&Path>, home: Option<&Path>) -> HostDirs {
+    pub(crate) fn new(cwd: Option<&Path>, home: Option<&Path>) -> HostDirs {
         // The root directory would match every path.
         let keep = |p: &Path| Some(p.to_path_buf()).filter(|p| p.parent().is_some());
         HostDirs { cwd: cwd.and_then(keep), home: home.and_then(keep) }
@@ -224,7 +224,7 @@ impl HostDirs {
 
     /// `path` as a job reaches it: jobs start in the runner's working directory, so a path
     /// inside it is given relative to it; a path elsewhere stays as it is.
-    pub fn relative(&self, path: &Path) -> PathBuf {
+    pub(crate) fn relative(&self, path: &Path) -> PathBuf {
         self.cwd
             .as_deref()
             .and_then(|d| path.strip_prefix(d).ok())
@@ -233,7 +233,7 @@ impl HostDirs {
 
     /// `text` with each whole-directory occurrence of the working directory, then of the
     /// home directory, replaced.
-    pub fn portable(&self, text: &str) -> String {
+    pub(crate) fn portable(&self, text: &str) -> String {
         let mut out = text.to_string();
         for (dir, name) in [(&self.cwd, "."), (&self.home, "~")] {
             if let Some(d) = dir {
@@ -265,26 +265,12 @@ fn replace_dir(text: &str, dir: &str, name: &str) -> String {
 }
 
 /// RFC 3339 UTC with milliseconds for Unix seconds.
-pub fn rfc3339(unix_seconds: f64) -> String {
+pub(crate) fn rfc3339(unix_seconds: f64) -> String {
     let ms_total = (unix_seconds * 1000.0).round() as i64;
     let (secs, ms) = (ms_total.div_euclid(1000), ms_total.rem_euclid(1000));
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let (y, m, d) = civil_from_days(days);
+    let (y, m, d) = colloc_trace::civil::civil_from_days(days);
     format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}Z", rem / 3600, (rem % 3600) / 60, rem % 60)
-}
-
-/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian (H. Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
 #[cfg(test)]

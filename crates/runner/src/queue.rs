@@ -5,9 +5,10 @@
 //! alone) it must measure just before a unit whose runs are divided by them.
 
 use anyhow::Result;
-use colloc_plan::{Mode, Plan, PlannedWorkload};
+use colloc_plan::{Plan, PlannedWorkload};
 use colloc_trace::ids;
 use colloc_trace::meta::{RunMeta, RunStatus};
+use colloc_trace::Mode;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use crate::backend::Backend;
@@ -80,7 +81,10 @@ impl Tally {
 
 impl BaselineBook {
     /// From the campaign's runs (`metas`, by run directory name) and the selected runs.
-    pub fn new<'a>(metas: &BTreeMap<String, RunMeta>, todo: impl IntoIterator<Item = &'a Todo<'a>>) -> BaselineBook {
+    pub(crate) fn new<'a>(
+        metas: &BTreeMap<String, RunMeta>,
+        todo: impl IntoIterator<Item = &'a Todo<'a>>,
+    ) -> BaselineBook {
         let mut book = BaselineBook {
             on_gpu: BTreeSet::new(),
             last_rep: BTreeMap::new(),
@@ -119,7 +123,7 @@ impl BaselineBook {
     /// `queue` (later in plan order) is taken from there and comes first; otherwise one new
     /// repetition is given out here (its `added` says why). The baselines among `runs`
     /// themselves count as on their way.
-    pub fn before<'a>(
+    pub(crate) fn before<'a>(
         &mut self,
         plan: &'a Plan,
         runs: &[Todo<'a>],
@@ -176,12 +180,12 @@ impl BaselineBook {
     }
 
     /// What [`Self::restore`] brings back: the interleaved baselines' tallies.
-    pub fn checkpoint(&self) -> Checkpoint {
+    pub(crate) fn checkpoint(&self) -> Checkpoint {
         Checkpoint(self.interleaved.clone())
     }
 
     /// The tallies as they were at `c` (a unit given out was not begun).
-    pub fn restore(&mut self, c: Checkpoint) {
+    pub(crate) fn restore(&mut self, c: Checkpoint) {
         self.interleaved = c.0;
     }
 
@@ -198,7 +202,7 @@ impl BaselineBook {
     /// (selected runs of it still in `queue` first); before a later one, one run of it when
     /// `between` collocated runs have passed since its last; after the unit, one run of it
     /// when `between` have passed. Those fewer than `between` wait for [`Self::close`].
-    pub fn interleave<'a>(
+    pub(crate) fn interleave<'a>(
         &mut self,
         plan: &'a Plan,
         runs: Vec<Todo<'a>>,
@@ -281,7 +285,7 @@ impl BaselineBook {
     /// The interleaved baselines' runs still owed on GPU `uuid` at the end of its work: one
     /// run of each with collocated runs since its last, and more until it has
     /// `runs_per_invocation` in this invocation. `after` names the GPU's last run.
-    pub fn close<'a>(&mut self, plan: &'a Plan, uuid: &str, after: &str) -> Vec<Todo<'a>> {
+    pub(crate) fn close<'a>(&mut self, plan: &'a Plan, uuid: &str, after: &str) -> Vec<Todo<'a>> {
         let Some(rule) = plan.interleave else { return Vec::new() };
         let mut out = Vec::new();
         let owed: Vec<(String, Tally)> = self
@@ -305,7 +309,7 @@ impl BaselineBook {
 
     /// The estimated seconds of what [`Self::close`] would add now on GPU `uuid`: the time
     /// a unit must leave for them under a time budget.
-    pub fn owed_seconds(&self, plan: &Plan, uuid: &str) -> f64 {
+    pub(crate) fn owed_seconds(&self, plan: &Plan, uuid: &str) -> f64 {
         let Some(rule) = plan.interleave else { return 0.0 };
         self.interleaved
             .iter()

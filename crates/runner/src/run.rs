@@ -3,13 +3,14 @@
 //! failures), stops the telemetry, tears the mode down and writes the trace.
 
 use anyhow::{Context, Result};
-use colloc_plan::{Mode, Plan, PlannedWorkload, ProtocolKind};
+use colloc_plan::{Plan, PlannedWorkload, ProtocolKind};
 use colloc_trace::jobfile::{JobFile, JobProtocol};
 use colloc_trace::layout;
 use colloc_trace::meta::{
     ForeignProcess, HostInfo, JobPhases, JobRecord, MpsClientCheck, RunMeta, RunPhases, RunStatus, SoftwareInfo,
     TelemetryInfo,
 };
+use colloc_trace::Mode;
 use std::collections::BTreeMap;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -30,7 +31,7 @@ use crate::trace::TraceDir;
 
 /// What every run of a campaign shares.
 #[derive(Clone)]
-pub struct Env<'a> {
+pub(crate) struct Env<'a> {
     pub plan: &'a Plan,
     pub opts: &'a RunOptions,
     pub backend: &'a dyn Backend,
@@ -51,7 +52,7 @@ pub struct Env<'a> {
 }
 
 /// The run to make.
-pub struct Request<'a> {
+pub(crate) struct Request<'a> {
     pub workload: &'a PlannedWorkload,
     pub repetition: u32,
     pub attempt: u32,
@@ -66,7 +67,7 @@ pub struct Request<'a> {
 }
 
 #[derive(Debug)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// The trace is in the manifest.
     Finished {
         status: RunStatus,
@@ -201,7 +202,7 @@ impl Env<'_> {
 }
 
 /// Makes one run and writes its trace. An error stops the campaign (disk, NVML failures).
-pub fn execute(env: &Env, req: &Request) -> Result<Outcome> {
+pub(crate) fn execute(env: &Env, req: &Request) -> Result<Outcome> {
     let w = req.workload;
     let started = colloc_trace::wall_seconds();
     let started_mono = colloc_trace::monotonic_seconds();

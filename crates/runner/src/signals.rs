@@ -13,7 +13,7 @@ extern "C" fn on_signal(sig: libc::c_int) {
 
 /// Installs the handlers (idempotent). Jobs are spawned in their own process groups, so a
 /// terminal's Ctrl-C reaches only the runner, which then stops them in order.
-pub fn install() {
+pub(crate) fn install() {
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         // SAFETY: sigaction with a handler that only stores into atomics.
         unsafe {
@@ -27,12 +27,12 @@ pub fn install() {
 }
 
 /// Whether a stop signal arrived.
-pub fn interrupted() -> bool {
+pub(crate) fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
 
 /// The signal that arrived, if any (for the exit status 128 + N).
-pub fn signal() -> Option<i32> {
+pub(crate) fn signal() -> Option<i32> {
     match SIGNAL.load(Ordering::SeqCst) {
         0 => None,
         s => Some(s),

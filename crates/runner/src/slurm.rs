@@ -36,7 +36,7 @@ use crate::signals;
 const EXIT_RECORD: &str = ".task-exit.json";
 
 /// The submitter's directory in a campaign directory.
-pub const SLURM_DIR: &str = ".slurm";
+pub(crate) const SLURM_DIR: &str = ".slurm";
 
 /// A submitted array: its job id and the run id of each array index.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -52,7 +52,7 @@ struct ExitRecord {
 }
 
 /// Runs a plan's selected runs through Slurm.
-pub fn run(plan: &Plan, opts: &RunOptions, slurm: &SlurmOptions) -> Result<CampaignSummary> {
+pub(crate) fn run(plan: &Plan, opts: &RunOptions, slurm: &SlurmOptions) -> Result<CampaignSummary> {
     if opts.force {
         bail!("--force with --executor slurm is not supported: make new attempts on a GPU host with --executor local");
     }

@@ -9,12 +9,12 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-pub const TMP_PREFIX: &str = ".tmp-";
+pub(crate) const TMP_PREFIX: &str = ".tmp-";
 
 /// One writer of `SHA256SUMS` at a time: the GPUs of a campaign finish runs at once.
 static MANIFEST: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-pub struct TraceDir {
+pub(crate) struct TraceDir {
     pub campaign: PathBuf,
     pub run_id: String,
     /// The temporary directory being written.
@@ -25,7 +25,7 @@ pub struct TraceDir {
 
 impl TraceDir {
     /// Creates `runs/.tmp-<run-id>`; fails when it or `runs/<run-id>` exists.
-    pub fn create(campaign: &Path, run_id: &str) -> Result<TraceDir> {
+    pub(crate) fn create(campaign: &Path, run_id: &str) -> Result<TraceDir> {
         let runs = campaign.join(RUNS_DIR);
         fs::create_dir_all(&runs).with_context(|| format!("cannot create {}", runs.display()))?;
         if runs.join(run_id).exists() {
@@ -37,17 +37,17 @@ impl TraceDir {
     }
 
     /// For tests: with `full`, every later write fails with `ENOSPC`, as on a full disk.
-    pub fn with_full_disk(mut self, full: bool) -> TraceDir {
+    pub(crate) fn with_full_disk(mut self, full: bool) -> TraceDir {
         self.full_disk = full;
         self
     }
 
-    pub fn file(&self, name: &str) -> PathBuf {
+    pub(crate) fn file(&self, name: &str) -> PathBuf {
         self.path.join(name)
     }
 
     /// Writes a file and syncs it.
-    pub fn write(&self, name: &str, bytes: &[u8]) -> Result<()> {
+    pub(crate) fn write(&self, name: &str, bytes: &[u8]) -> Result<()> {
         let p = self.file(name);
         let mut f = fs::File::create(&p).with_context(|| format!("cannot create {}", p.display()))?;
         if self.full_disk {
@@ -58,7 +58,7 @@ impl TraceDir {
     }
 
     /// Writes pretty JSON with a final newline.
-    pub fn write_json<T: serde::Serialize>(&self, name: &str, value: &T) -> Result<()> {
+    pub(crate) fn write_json<T: serde::Serialize>(&self, name: &str, value: &T) -> Result<()> {
         let mut text = serde_json::to_string_pretty(value).context("serialising JSON")?;
         text.push('\n');
         self.write(name, text.as_bytes())
@@ -66,7 +66,7 @@ impl TraceDir {
 
     /// Syncs every file (including those the jobs wrote), renames the directory into place
     /// and adds it to the manifest. Returns the final path.
-    pub fn finalize(self) -> Result<PathBuf> {
+    pub(crate) fn finalize(self) -> Result<PathBuf> {
         for entry in fs::read_dir(&self.path).with_context(|| format!("cannot list {}", self.path.display()))? {
             let p = entry?.path();
             if p.is_file() {

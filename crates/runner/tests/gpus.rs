@@ -5,9 +5,9 @@
 
 mod common;
 
-use colloc_plan::Mode;
 use colloc_runner::{run_campaign, RunOptions};
 use colloc_trace::meta::RunStatus;
+use colloc_trace::Mode;
 use common::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

@@ -4,8 +4,8 @@
 
 mod common;
 
-use colloc_plan::Mode;
 use colloc_trace::meta::{DriverListing, RunStatus};
+use colloc_trace::Mode;
 use common::*;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

@@ -2,8 +2,8 @@
 
 mod common;
 
-use colloc_plan::Mode;
 use colloc_trace::meta::RunStatus;
+use colloc_trace::Mode;
 use common::*;
 use std::process::{Command, Stdio};
 use std::time::Duration;

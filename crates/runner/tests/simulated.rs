@@ -2,11 +2,12 @@
 
 mod common;
 
-use colloc_plan::{Mode, ProtocolKind};
+use colloc_plan::ProtocolKind;
 use colloc_runner::run_campaign;
 use colloc_trace::events::EventBody;
 use colloc_trace::manifest::Problem;
 use colloc_trace::meta::{DriverListing, RunStatus};
+use colloc_trace::Mode;
 use common::*;
 use std::time::{Duration, Instant};
 

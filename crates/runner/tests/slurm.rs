@@ -10,8 +10,8 @@
 
 mod common;
 
-use colloc_plan::Mode;
 use colloc_trace::meta::RunStatus;
+use colloc_trace::Mode;
 use common::*;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};

@@ -13,7 +13,7 @@ use crate::gpu::GpuTable;
 use crate::names::{escapes, GPUS_DIR};
 use crate::resolved::Spec;
 use crate::written::Source;
-use crate::Mode;
+use colloc_trace::Mode;
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -11,8 +11,8 @@ use crate::diag::Diagnostic;
 use crate::names::{valid_name, MAX_BATCH, MAX_JOBS};
 use crate::resolved::{Job, Mix, MixClass, Origin, Spec, Workload};
 use crate::written::*;
-use crate::Mode;
 use colloc_trace::ids;
+use colloc_trace::Mode;
 
 pub(crate) struct Cx<'a> {
     pub spec: &'a Spec,
@@ -72,7 +72,7 @@ impl Cx<'_> {
         merge_training(&self.spec.training_defaults, own)
     }
 
-    pub fn experiment(&mut self, e: &ExperimentDecl) -> Vec<Workload> {
+    pub(crate) fn experiment(&mut self, e: &ExperimentDecl) -> Vec<Workload> {
         let forms = e.matrix.is_some() as u8 + e.mixes.is_some() as u8 + (!e.workloads.is_empty()) as u8;
         if forms != 1 {
             self.err(&e.id, "an experiment needs exactly one of `matrix`, `mixes` or `workloads`");

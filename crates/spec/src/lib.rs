@@ -8,7 +8,7 @@
 //! and checks `artifact.yaml` and the GPU tables against them, with `file:line:column`
 //! diagnostics.
 
-pub use colloc_trace::Mode;
+#![warn(unreachable_pub)]
 
 pub mod artifact;
 pub mod claims;

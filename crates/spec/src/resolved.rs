@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use crate::diag::Diagnostic;
 use crate::written::{ImageFormat, ModelClass, Source, TrainingDecl};
-use crate::Mode;
+use colloc_trace::Mode;
 
 /// Where something was written, to point at it in a later diagnostic (e.g. a MIG profile
 /// that the target GPU lacks, found only at plan time).

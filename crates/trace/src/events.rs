@@ -64,7 +64,9 @@ pub enum EventBody {
         /// Monotonic seconds the chunk counts from: the end of the iteration before it
         /// (for the first chunk, the job's time reference taken right after release).
         base_mono: f64,
-        /// End of each iteration in whole microseconds after `base_mono` (non-decreasing).
+        /// End of each iteration in whole microseconds after `base_mono` (`PROTOCOL.md`:
+        /// non-decreasing; [`read_log`] refuses a tie too, an iteration that does not end
+        /// after the one before).
         end_us: Vec<u64>,
         /// Images trained in each iteration.
         images: Vec<u64>,
@@ -167,7 +169,9 @@ pub const READABLE_VERSIONS: [u32; 2] = [1, 2];
 /// Reads job `job`'s event log as the analysis does: every non-blank line an event (a line
 /// that is not is an error naming it), and the events in the protocol's order
 /// (`workloads/PROTOCOL.md`, the same rules as `workloads/validate_events.py --partial`: a
-/// log may stop before its `end`, when the job was killed). Errors read `line N: what`.
+/// log may stop before its `end`, when the job was killed), but that iterations must end
+/// one after another (`end_us` increasing, and past the previous chunk's last). A line
+/// longer than [`crate::limits::MAX_EVENT_LINE_BYTES`] is refused. Errors read `line N: what`.
 pub fn read_log(text: &str, job: u32) -> Result<Vec<Event>, String> {
     read_log_taking(text, job, Some)
 }
@@ -175,18 +179,44 @@ pub fn read_log(text: &str, job: u32) -> Result<Vec<Event>, String> {
 /// [`read_log`], each event once checked offered to `take`: the events it takes (returning
 /// `None`) are left out of the log returned, those it hands back are kept. A reader that
 /// needs only the sums of a kind of event (the `iterations` of a long log) takes them.
-pub fn read_log_taking(
-    text: &str,
+pub fn read_log_taking(text: &str, job: u32, take: impl FnMut(Event) -> Option<Event>) -> Result<Vec<Event>, String> {
+    read_log_from(text.as_bytes(), job, None, take)
+}
+
+/// [`read_log_taking`] of a stream (the log file), read a line at a time, a line never held
+/// beyond [`crate::limits::MAX_EVENT_LINE_BYTES`]; with the job's `batch_size` (its job file's),
+/// an iteration of more images than it is refused too. A line that is not UTF-8 is an error
+/// naming it.
+pub fn read_log_from(
+    log: impl std::io::Read,
     job: u32,
+    batch_size: Option<u64>,
     mut take: impl FnMut(Event) -> Option<Event>,
 ) -> Result<Vec<Event>, String> {
-    let mut order = LogOrder::default();
+    let mut order = LogOrder { batch_size, ..LogOrder::default() };
     let mut events = Vec::new();
-    for (i, l) in text.lines().enumerate() {
+    let mut lines = crate::rows::Lines::new(log, crate::limits::MAX_EVENT_LINE_BYTES);
+    let mut line_no = 0usize;
+    loop {
+        let next = match lines.next_line() {
+            Ok(Some(next)) => next,
+            Ok(None) => break,
+            Err(e) => return Err(format!("line {}: cannot read: {e}", lines.line_no())),
+        };
+        line_no += 1;
+        let at = |e: String| format!("line {line_no}: {e}");
+        let l = match next {
+            crate::rows::Line::Text(l, true) => {
+                // SAFETY: `next_line` checked the line is UTF-8.
+                let l = unsafe { std::str::from_utf8_unchecked(l) };
+                l.strip_suffix('\r').unwrap_or(l)
+            }
+            crate::rows::Line::Text(_, false) => return Err(at("not UTF-8 text".to_string())),
+            crate::rows::Line::TooLong => return Err(at(crate::rows::too_long(crate::limits::MAX_EVENT_LINE_BYTES))),
+        };
         if l.trim().is_empty() {
             continue;
         }
-        let at = |e: String| format!("line {}: {e}", i + 1);
         let e: Event = match iterations_scan(l).or_else(|| iterations_line(l)) {
             Some(e) => e,
             None => serde_json::from_str(l).map_err(|e| at(format!("not an event: {e}")))?,
@@ -374,6 +404,8 @@ struct LogOrder {
     /// Protocol 2: the `first_step` and `base_mono` the next `iterations` chunk must have.
     next_step: u64,
     next_base: Option<f64>,
+    /// The job's batch size, when known: the most images an iteration trains.
+    batch_size: Option<u64>,
 }
 
 fn non_negative(what: &str, v: f64) -> Result<(), String> {
@@ -460,16 +492,32 @@ impl LogOrder {
                         data_wait_us.len()
                     ));
                 }
-                if let Some(k) = end_us.windows(2).position(|w| w[1] < w[0]) {
+                if let Some(k) = end_us.windows(2).position(|w| w[1] <= w[0]) {
+                    let (a, b) = (end_us[k], end_us[k + 1]);
+                    let how = if b < a { "decreases" } else { "does not increase" };
                     return Err(format!(
-                        "iterations: end_us decreases at index {} ({} after {})",
+                        "iterations: end_us {how} at index {} ({b} after {a}): iteration {} does not end after iteration {}",
                         k + 1,
-                        end_us[k + 1],
-                        end_us[k]
+                        first_step.saturating_add(k as u64 + 1),
+                        first_step.saturating_add(k as u64)
+                    ));
+                }
+                if end_us[0] == 0 && self.next_base.is_some() {
+                    return Err(format!(
+                        "iterations: end_us[0] is 0: iteration {first_step} does not end after iteration {}, the previous chunk's last",
+                        first_step.saturating_sub(1)
                     ));
                 }
                 if let Some((k, n)) = images.iter().enumerate().find(|(_, n)| **n > MAX_IMAGES) {
                     return Err(format!("iterations: images[{k}] {n} is more than {MAX_IMAGES}"));
+                }
+                if let Some(b) = self.batch_size {
+                    if let Some((k, n)) = images.iter().enumerate().find(|(_, n)| **n > b) {
+                        return Err(format!(
+                            "iterations: an iteration of {n} images (iteration {}, images[{k}]) exceeds the job's batch size {b}",
+                            first_step.saturating_add(k as u64)
+                        ));
+                    }
                 }
                 if *first_step != self.next_step {
                     return Err(format!("iterations: first_step {first_step}, expected {}", self.next_step));

@@ -13,11 +13,17 @@
 //! * [`Mode`]: the collocation modes.
 //! * [`manifest`]: the campaign's `SHA256SUMS`, written atomically and verified.
 //! * [`readers`]: every reader of a campaign's files, bytes in: what the fuzz targets run.
+//! * [`limits`]: how much of a campaign's (untrusted) files the readers take.
+//! * [`civil`]: dates to days since 1970-01-01 and back.
 
+#![warn(unreachable_pub)]
+
+pub mod civil;
 pub mod events;
 pub mod ids;
 pub mod jobfile;
 pub mod layout;
+pub mod limits;
 pub mod manifest;
 pub mod meta;
 mod mode;

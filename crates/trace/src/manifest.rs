@@ -34,15 +34,15 @@ pub enum ManifestError {
 }
 
 /// Reads `dir/SHA256SUMS`; a missing manifest is an empty one. The manifest itself must be
-/// a regular file, not a link.
+/// a regular file, not a link, of at most [`crate::limits::MAX_MANIFEST_BYTES`] (read no
+/// further).
 pub fn read(dir: &Path) -> Result<Manifest, ManifestError> {
     let path = dir.join(MANIFEST);
     let text = match open_manifest(dir) {
-        Ok(mut f) => {
-            let mut t = String::new();
-            f.read_to_string(&mut t).map_err(|source| ManifestError::Io { path: path.clone(), source })?;
-            t
-        }
+        Ok(f) => crate::limits::read_text(f, crate::limits::MAX_MANIFEST_BYTES).map_err(|why| ManifestError::Io {
+            path: path.clone(),
+            source: io::Error::new(io::ErrorKind::InvalidData, why),
+        })?,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Manifest::new()),
         Err(source) => return Err(ManifestError::Io { path, source }),
     };

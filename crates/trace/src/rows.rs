@@ -7,8 +7,12 @@
 //! quoting); an empty field means "not available". What a damaged file is, and the order in
 //! which its damage is reported, is that of a reader of the whole text: a gzip stream that
 //! does not inflate to its end first, then bytes that are not UTF-8 (the first such line),
-//! then the first bad row.
+//! then the first bad row. A file is untrusted ([`crate::limits`]): a stream that inflates
+//! beyond [`limits::inflated_cap`] of what it is made of is refused as a damaged stream, at
+//! once, and a line longer than [`limits::MAX_CSV_LINE_BYTES`] as a line that is not text,
+//! without holding it.
 
+use crate::limits;
 use std::io::Read;
 
 /// What receives a telemetry file's rows.
@@ -65,9 +69,80 @@ pub fn read_gz_rows(
     jobs: Option<usize>,
     sink: &mut impl RowSink,
 ) -> Result<usize, String> {
-    read_rows(flate2::read::GzDecoder::new(gz), numeric, jobs, sink)
+    let inflated =
+        Inflated { gz: flate2::read::GzDecoder::new(Counted { inner: gz, read: 0 }), inflated: 0, over: None };
+    read_rows(inflated, numeric, jobs, sink)
         .map_err(|e| e.unwrap_or_else(|io| format!("not a readable gzip file (truncated or damaged): {io}")))
 }
+
+/// A reader that counts the bytes read from it.
+struct Counted<R> {
+    inner: R,
+    read: u64,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read += n as u64;
+        Ok(n)
+    }
+}
+
+/// A gzip stream inflated, refused with [`TooInflated`] once what it inflated to passes
+/// [`limits::inflated_cap`] of the compressed bytes read: its bytes up to the cap are read,
+/// and no more is inflated.
+struct Inflated<R> {
+    gz: flate2::read::GzDecoder<Counted<R>>,
+    inflated: u64,
+    over: Option<TooInflated>,
+}
+
+impl<R: Read> Read for Inflated<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if let Some(too) = &self.over {
+            return Err(std::io::Error::other(too.clone()));
+        }
+        // At most one byte past the cap is ever inflated, and it is not handed on.
+        let cap = limits::inflated_cap(self.gz.get_ref().read);
+        let room = cap.saturating_sub(self.inflated).saturating_add(1).min(buf.len() as u64) as usize;
+        let n = self.gz.read(&mut buf[..room])?;
+        let compressed = self.gz.get_ref().read;
+        let cap = limits::inflated_cap(compressed);
+        if self.inflated + n as u64 > cap {
+            let too = TooInflated { cap, compressed };
+            let within = (cap - self.inflated) as usize;
+            self.inflated = cap;
+            self.over = Some(too.clone());
+            return if within > 0 { Ok(within) } else { Err(std::io::Error::other(too)) };
+        }
+        self.inflated += n as u64;
+        Ok(n)
+    }
+}
+
+/// The error of a stream inflated past its cap: read as the stream's damage.
+#[derive(Debug, Clone)]
+struct TooInflated {
+    cap: u64,
+    compressed: u64,
+}
+
+impl std::fmt::Display for TooInflated {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the gzip stream inflates to more than {} bytes, from {} compressed bytes read (a trace may inflate to \
+             {} and beyond it to {} times its compressed bytes): not a trace the runner writes",
+            self.cap,
+            self.compressed,
+            limits::size_words(limits::INFLATED_FLOOR_BYTES),
+            limits::MAX_INFLATION_RATIO
+        )
+    }
+}
+
+impl std::error::Error for TooInflated {}
 
 /// [`read_gz_rows`] of the text once decompressed.
 pub fn read_text_rows(
@@ -86,18 +161,30 @@ fn read_rows(
     jobs: Option<usize>,
     sink: &mut impl RowSink,
 ) -> Result<usize, Result<String, std::io::Error>> {
-    let mut lines = Lines::new(text);
+    let mut lines = Lines::new(text, limits::MAX_CSV_LINE_BYTES);
     let mut line_no = 0usize;
     // The first damage found in the text; the rest of the stream is still inflated (a
-    // damaged stream comes first) and checked for UTF-8 (which comes next).
+    // damaged stream comes first) and checked for UTF-8 and length (which come next).
     let mut not_utf8: Option<String> = None;
     let mut damage: Option<String> = None;
     let mut rows: Option<Rows> = None;
-    while let Some((line, utf8)) = lines.next_line().map_err(Err)? {
+    loop {
+        let next = match lines.next_line() {
+            Ok(Some(next)) => next,
+            Ok(None) => break,
+            Err(io) => return Err(stream_error(io, lines.line_no())),
+        };
         line_no += 1;
         if not_utf8.is_some() {
             continue;
         }
+        let (line, utf8) = match next {
+            Line::Text(line, utf8) => (line, utf8),
+            Line::TooLong => {
+                not_utf8 = Some(format!("line {line_no}: {}", too_long(limits::MAX_CSV_LINE_BYTES)));
+                continue;
+            }
+        };
         // SAFETY: `next_line` checked the line is UTF-8 when it says so.
         let Some(line) = utf8.then(|| unsafe { std::str::from_utf8_unchecked(line) }) else {
             not_utf8 = Some(format!("line {line_no}: not UTF-8 text"));
@@ -128,9 +215,34 @@ fn read_rows(
     }
 }
 
+/// The error of the text stream when line `line_no` was being read: the stream inflated too
+/// far is its damage, named at that line; any other is the stream's own.
+fn stream_error(io: std::io::Error, line_no: usize) -> Result<String, std::io::Error> {
+    match io.get_ref().and_then(|e| e.downcast_ref::<TooInflated>()) {
+        Some(too) => Ok(format!("line {line_no}: {too}")),
+        None => Err(io),
+    }
+}
+
+/// What a line longer than `max` bytes is.
+pub(crate) fn too_long(max: usize) -> String {
+    format!("a line longer than {}, more than the runner writes", limits::size_words(max as u64))
+}
+
+/// A line of [`Lines`].
+pub(crate) enum Line<'a> {
+    /// The line, and whether it is UTF-8.
+    Text(&'a [u8], bool),
+    /// A line longer than the reader's most: told as soon as it is, its bytes dropped (the
+    /// rest of it is passed over, unread, by the next call).
+    TooLong,
+}
+
 /// The lines of a stream, split on `\n` (the last one need not end with it), read in
-/// large chunks and checked for UTF-8 a chunk at a time.
-struct Lines<R> {
+/// large chunks and checked for UTF-8 a chunk at a time; a line longer than `max_line` bytes
+/// (its `\n` aside) is never held whole: the buffer stays within about
+/// `2 × (max_line + CHUNK)` bytes.
+pub(crate) struct Lines<R> {
     inner: R,
     buf: Vec<u8>,
     /// The unread bytes are `buf[start..end]`.
@@ -139,32 +251,80 @@ struct Lines<R> {
     /// `buf[..utf8_to]` is known to be UTF-8.
     utf8_to: usize,
     eof: bool,
+    max_line: usize,
+    /// Inside a line told [`Line::TooLong`]: its bytes up to its `\n` are dropped.
+    skipping: bool,
+    /// Lines told so far.
+    told: usize,
 }
 
 const CHUNK: usize = 1 << 18;
 
 impl<R: Read> Lines<R> {
-    fn new(inner: R) -> Self {
-        Lines { inner, buf: vec![0; CHUNK], start: 0, end: 0, utf8_to: 0, eof: false }
+    pub(crate) fn new(inner: R, max_line: usize) -> Self {
+        Lines {
+            inner,
+            buf: vec![0; CHUNK],
+            start: 0,
+            end: 0,
+            utf8_to: 0,
+            eof: false,
+            max_line,
+            skipping: false,
+            told: 0,
+        }
     }
 
-    /// The next line, and whether it is UTF-8.
-    fn next_line(&mut self) -> std::io::Result<Option<(&[u8], bool)>> {
+    /// The 1-based line the stream is being read in (for an error of the stream).
+    pub(crate) fn line_no(&self) -> usize {
+        self.told + usize::from(!self.skipping)
+    }
+
+    /// The next line.
+    pub(crate) fn next_line(&mut self) -> std::io::Result<Option<Line<'_>>> {
+        while self.skipping {
+            match memchr::memchr(b'\n', &self.buf[self.start..self.end]) {
+                Some(n) => {
+                    self.start += n + 1;
+                    self.skipping = false;
+                }
+                None if self.eof => {
+                    self.start = self.end;
+                    self.skipping = false;
+                }
+                None => {
+                    self.start = self.end;
+                    self.refill()?;
+                }
+            }
+        }
         loop {
             let rest = &self.buf[self.start..self.end];
             let line_end = match memchr::memchr(b'\n', rest) {
                 Some(n) => Some((self.start + n, self.start + n + 1)),
                 None if self.eof && !rest.is_empty() => Some((self.end, self.end)),
                 None if self.eof => return Ok(None),
+                None if rest.len() > self.max_line => {
+                    // Too long already: told now, the rest passed over by the next call.
+                    self.start = self.end;
+                    self.skipping = true;
+                    self.told += 1;
+                    return Ok(Some(Line::TooLong));
+                }
                 None => None,
             };
             if let Some((end, next)) = line_end {
+                self.told += 1;
+                if end - self.start > self.max_line {
+                    self.start = next;
+                    return Ok(Some(Line::TooLong));
+                }
                 let line = self.start..end;
                 if end > self.utf8_to {
                     self.check_utf8();
                 }
                 self.start = next;
-                return Ok(Some((&self.buf[line.clone()], line.end <= self.utf8_to)));
+                return Ok(Some(Line::Text(&self.buf[line.clone()], line.end <= self.utf8_to)));
             }
             self.refill()?;
         }

@@ -9,7 +9,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::de;
 use super::lines::{format_tick, whisker};
-use super::style::{draw_marker, font, Marker, ALERT, GREY, INK, LIGHT};
+use super::style::{bold, draw_marker, font, Marker, ALERT, GREY, HEADING_FILL, INK, LIGHT};
 
 pub(super) enum BarValue {
     Value(Stats),
@@ -28,6 +28,20 @@ pub(super) struct Group {
     pub label: String,
     /// One per series.
     pub bars: Vec<BarValue>,
+    /// A reference value of the group alone, drawn as a dashed bar across its width.
+    pub reference: Option<f64>,
+    /// A heading over the groups that follow (rows only): its label in bold, no bars.
+    pub heading: bool,
+}
+
+impl Group {
+    pub(super) fn new(label: String, bars: Vec<BarValue>) -> Group {
+        Group { label, bars, reference: None, heading: false }
+    }
+
+    pub(super) fn heading(label: String) -> Group {
+        Group { label, bars: Vec::new(), reference: None, heading: true }
+    }
 }
 
 pub(super) struct BarPanel {
@@ -36,7 +50,11 @@ pub(super) struct BarPanel {
     pub value_desc: String,
     pub colors: Vec<RGBColor>,
     pub groups: Vec<Group>,
+    /// A line across the panel (dashed), of `ref_color`.
     pub ref_line: Option<f64>,
+    pub ref_color: RGBColor,
+    /// The top of the value axis, when panels share it; else fitted to the values.
+    pub top: Option<f64>,
 }
 
 pub(super) fn draw_bar_panel<DB: DrawingBackend>(
@@ -77,14 +95,23 @@ where
         .draw()
         .map_err(de)?;
     if let Some(y) = p.ref_line {
-        let step = (x1 - x0) / 80.0;
-        let dashes = (0..80).step_by(2).map(|i| {
-            let a = x0 + i as f64 * step;
-            PathElement::new(vec![(a, y), ((a + step).min(x1), y)], INK.stroke_width(1))
-        });
-        chart.draw_series(dashes).map_err(de)?;
+        chart
+            .draw_series(std::iter::once(PathElement::new(vec![(x0, y), (x1, y)], p.ref_color.stroke_width(1))))
+            .map_err(de)?;
     }
     let width = 0.8 / k as f64;
+    for (gi, g) in p.groups.iter().enumerate() {
+        if let Some(y) = g.reference {
+            // Narrower than the group, so that neighbours at the same level stay apart.
+            let (a, b) = (gi as f64 - 0.4, gi as f64 + 0.4);
+            let step = (b - a) / 7.0;
+            let dashes = (0..7).step_by(2).map(|i| {
+                let l = a + i as f64 * step;
+                PathElement::new(vec![(l, y), ((l + step).min(b), y)], INK.stroke_width(2))
+            });
+            chart.draw_series(dashes).map_err(de)?;
+        }
+    }
     for (gi, g) in p.groups.iter().enumerate() {
         for (si, b) in g.bars.iter().enumerate() {
             let left = gi as f64 - 0.4 + si as f64 * width;
@@ -99,7 +126,7 @@ where
                         )))
                         .map_err(de)?;
                     if s.max > s.min {
-                        chart.draw_series(whisker(mid, width * 0.15, s.min, s.max, INK.stroke_width(1))).map_err(de)?;
+                        chart.draw_series(whisker(mid, width * 0.2, s.min, s.max, INK.stroke_width(2))).map_err(de)?;
                     }
                 }
                 BarValue::Infeasible => {
@@ -135,10 +162,15 @@ where
     Ok(())
 }
 
-/// The top of the value axis: the largest maximum (or the reference line) and some room.
-fn value_top(p: &BarPanel) -> f64 {
+/// The top of the value axis: the largest maximum (or the reference line) and some room,
+/// or the panel's own.
+pub(super) fn value_top(p: &BarPanel) -> f64 {
+    if let Some(t) = p.top {
+        return t;
+    }
     let mut hi: f64 = p.ref_line.unwrap_or(0.0);
     for g in &p.groups {
+        hi = hi.max(g.reference.unwrap_or(0.0));
         for b in &g.bars {
             if let BarValue::Value(s) = b {
                 hi = hi.max(s.max);
@@ -195,7 +227,7 @@ where
         let step = (y1 - y0) / 60.0;
         let dashes = (0..60).step_by(2).map(|i| {
             let a = y0 + i as f64 * step;
-            PathElement::new(vec![(x, a), (x, (a + step).min(y1))], INK.stroke_width(1))
+            PathElement::new(vec![(x, a), (x, (a + step).min(y1))], p.ref_color.stroke_width(1))
         });
         chart.draw_series(dashes).map_err(de)?;
     }
@@ -216,8 +248,8 @@ where
                         )))
                         .map_err(de)?;
                     if s.max > s.min {
-                        let cap = height * 0.15;
-                        let style = INK.stroke_width(1);
+                        let cap = height * 0.2;
+                        let style = INK.stroke_width(2);
                         let lines = [
                             vec![(s.min, mid), (s.max, mid)],
                             vec![(s.min, mid - cap), (s.min, mid + cap)],
@@ -239,7 +271,20 @@ where
                 BarValue::Absent => {}
             }
         }
-        if label_width > 0 {
+        if g.heading {
+            // A band across the row, labels included, the heading's text on it.
+            let (px, _) = chart.backend_coord(&(0.0, row));
+            let (_, top) = chart.backend_coord(&(0.0, row + 0.5));
+            let (right, bottom) = chart.backend_coord(&(hi, row - 0.5));
+            let x = px - label_width as i32;
+            root.draw(&Rectangle::new([(x, top + 1), (right, bottom - 1)], HEADING_FILL.filled())).map_err(de)?;
+        }
+        if g.heading && label_width > 0 {
+            let (px, py) = chart.backend_coord(&(0.0, row));
+            let x = px - label_width as i32 + 6;
+            root.draw_text(&g.label, &bold(17.0).color(&INK).pos(Pos::new(HPos::Left, VPos::Center)), (x, py + 3))
+                .map_err(de)?;
+        } else if label_width > 0 && !g.heading {
             let (px, py) = chart.backend_coord(&(0.0, row));
             let label = g.label.lines().collect::<Vec<_>>().join(" · ");
             root.draw_text(&label, &font(16.0).color(&INK).pos(Pos::new(HPos::Right, VPos::Center)), (px - 10, py))

@@ -9,20 +9,14 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::lines::format_tick;
-use super::style::{bold, draw_marker, ensure_fonts, font, Marker, ALERT, GREY, INK, LIGHT, PALETTE};
+use super::style::{
+    bold, draw_marker, ensure_fonts, font, Marker, AGREES, ALERT, BAND_FILE, BAND_SYNTHETIC, BAR_AGREES, BAR_DIFFERS,
+    BAR_HOST_DIFFERS as BAR_HOST, GREY, HOST_DIFFERS as HOST, INK, LIGHT,
+};
 use super::{de, legend, Key, WIDTH};
 use crate::compare::{floor, Comparison, WorkloadRow, WorkloadVerdict, FILE_DATA_FLOOR, SYNTHETIC_FLOOR};
 
 const HEIGHT: u32 = 1000;
-const AGREES: RGBColor = PALETTE[0];
-/// `agrees, the host differs`: Okabe–Ito orange.
-const HOST: RGBColor = PALETTE[1];
-const BAND_FILE: RGBColor = RGBColor(238, 238, 238);
-const BAND_SYNTHETIC: RGBColor = RGBColor(214, 214, 214);
-/// The error bars: the verdict's colour, lighter.
-const BAR_AGREES: RGBColor = RGBColor(115, 177, 212);
-const BAR_HOST: RGBColor = RGBColor(240, 197, 115);
-const BAR_DIFFERS: RGBColor = RGBColor(225, 115, 115);
 
 /// A workload drawn: its row, its ratios (base, new) and each campaign's 95 % interval of
 /// its ratio (the point itself where it has none).
@@ -43,6 +37,11 @@ fn points(c: &Comparison) -> Vec<Point<'_>> {
         .filter(|(_, x, y)| x.is_finite() && y.is_finite())
         .map(|(w, x, y)| Point { w, x, y, xs: finite(w.base_interval, x), ys: finite(w.new_interval, y) })
         .collect()
+}
+
+/// Whether some workload drawn has file data (`file`) or synthetic data.
+fn has_source(c: &Comparison, file: bool) -> bool {
+    points(c).iter().any(|p| (p.w.data != "synthetic") == file)
 }
 
 /// The colours of a verdict: its point and its error bars.
@@ -86,7 +85,8 @@ where
 {
     let simulated = c.base.simulated || c.new.simulated;
     let body = super::header(root, "New against base: aggregate ratio per workload", &side_line(c), simulated)?;
-    let (plot, strip) = super::with_legend(&body);
+    let keys = legend_keys(c, has_source(c, false), has_source(c, true));
+    let (plot, strip) = super::with_legend(&body, &keys);
     let pts = points(c);
     if pts.is_empty() {
         let (w, h) = plot.dim_in_pixel();
@@ -125,7 +125,7 @@ where
         .map_err(de)?;
 
     // The floors as bands around y = x: file data (wider) under synthetic data.
-    let has = |file: bool| pts.iter().any(|p| (p.w.data != "synthetic") == file);
+    let has = |file: bool| has_source(c, file);
     for (file, f, color) in [(true, FILE_DATA_FLOOR, BAND_FILE), (false, SYNTHETIC_FLOOR, BAND_SYNTHETIC)] {
         if has(file) {
             // The upper edge leaves the plot at y = hi: the band is cut there, not dropped.
@@ -176,7 +176,7 @@ where
         }
     }
     draw_labels(root, labels)?;
-    legend(&strip, &legend_keys(c, has(false), has(true)))?;
+    legend(&strip, &keys)?;
     Ok(())
 }
 
@@ -206,6 +206,7 @@ where
 /// The legend: the verdicts with their counts, y = x, the floors of the data sources drawn
 /// (`synthetic`, `file`), the error bars.
 fn legend_keys(c: &Comparison, synthetic: bool, file: bool) -> Vec<(String, RGBColor, Key)> {
+    // Every verdict with its count, none included: a count of naught is a finding.
     let mut keys = vec![
         (format!("agrees ({})", c.count(WorkloadVerdict::Agrees)), AGREES, Key::Mark(Marker::Circle, true)),
         (

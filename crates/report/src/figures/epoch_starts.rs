@@ -8,13 +8,13 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::bars::{draw_bar_panel, BarPanel, BarValue, Group};
-use super::style::mode_color;
+use super::style::{mode_color, mode_legend, INK};
 use super::{legend, with_legend, Key};
-use crate::order::{is_mix, mode_name, workload_key, MODES};
+use crate::order::{is_mix, workload_key, MODES};
 
 /// The homogeneous workloads whose jobs' windows held two epochs or more, grouped by model
 /// and number of jobs; the modes measured among them.
-fn measured(r: &Results) -> (Vec<(String, Vec<&WorkloadResult>)>, Vec<colloc_spec::Mode>) {
+fn measured(r: &Results) -> (Vec<(String, Vec<&WorkloadResult>)>, Vec<colloc_trace::Mode>) {
     let mut ws: Vec<&WorkloadResult> = r
         .workloads
         .iter()
@@ -30,9 +30,14 @@ fn measured(r: &Results) -> (Vec<(String, Vec<&WorkloadResult>)>, Vec<colloc_spe
             None => groups.push((label, vec![w])),
         }
     }
-    let modes: Vec<colloc_spec::Mode> =
+    let modes: Vec<colloc_trace::Mode> =
         MODES.iter().copied().filter(|m| groups.iter().any(|(_, g)| g.iter().any(|w| w.mode == *m))).collect();
     (groups, modes)
+}
+
+/// Whether some workload's windows held two epochs or more.
+pub(super) fn has_data(r: &Results) -> bool {
+    !measured(r).0.is_empty()
 }
 
 pub(super) fn draw<DB: DrawingBackend>(
@@ -53,28 +58,32 @@ where
     let percent = |s: Stats| Stats { median: s.median * 100.0, min: s.min * 100.0, max: s.max * 100.0, n: s.n };
     let groups = groups
         .iter()
-        .map(|(label, ws)| Group {
-            label: label.clone(),
-            bars: modes
-                .iter()
-                .map(|m| match ws.iter().find(|w| w.mode == *m).and_then(|w| w.stats.epoch_start_wait_share) {
-                    Some(s) => BarValue::Value(percent(s)),
-                    None => BarValue::Absent,
-                })
-                .collect(),
+        .map(|(label, ws)| {
+            Group::new(
+                label.clone(),
+                modes
+                    .iter()
+                    .map(|m| match ws.iter().find(|w| w.mode == *m).and_then(|w| w.stats.epoch_start_wait_share) {
+                        Some(s) => BarValue::Value(percent(s)),
+                        None => BarValue::Absent,
+                    })
+                    .collect(),
+            )
         })
         .collect();
-    let (area, strip) = with_legend(body);
+    let entries: Vec<(String, RGBColor, Key)> =
+        modes.iter().map(|m| (mode_legend(*m, r), mode_color(*m), Key::Bar)).collect();
+    let (area, strip) = with_legend(body, &entries);
     let panel = BarPanel {
         title: "Window spent starting epochs, per job".into(),
         value_desc: "Share of the window (%)".into(),
         colors: modes.iter().map(|m| mode_color(*m)).collect(),
         groups,
         ref_line: None,
+        ref_color: INK,
+        top: None,
     };
     draw_bar_panel(root, &area, &panel)?;
-    let entries: Vec<(String, RGBColor, Key)> =
-        modes.iter().map(|m| (mode_name(*m).to_string(), mode_color(*m), Key::Bar)).collect();
     legend(&strip, &entries)?;
     Ok(None)
 }

@@ -1,19 +1,22 @@
 //! Panels of lines with median markers and bars (min–max, or the 95% interval where the
-//! caller gives it), on a shared style.
+//! caller gives it), on a shared style, in sections (one per data source) of a grid.
 
 use anyhow::Result;
 use colloc_analysis::Stats;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::de;
-use super::style::{draw_marker, font, Marker, GREY, INK, LIGHT};
+use super::style::{bold, draw_marker, font, Marker, GREY, INK, LIGHT};
+use super::{de, legend, legend_height, with_legend, Key};
 
 pub(super) struct Point {
     pub x: f64,
     pub y: Stats,
     /// Drawn hollow and left off the line (a further variant at the same x).
     pub hollow: bool,
+    /// A reference value drawn beside the point as a short bar of the panel's
+    /// [`Panel::reference_color`] (what the point is compared with).
+    pub reference: Option<f64>,
 }
 
 pub(super) struct Series {
@@ -45,11 +48,147 @@ pub(super) struct Mark {
     pub filled: bool,
 }
 
+/// A shaded span of x, labelled at its top left.
+pub(super) struct Band {
+    pub from: f64,
+    pub to: f64,
+    pub color: RGBColor,
+    pub label: String,
+}
+
 pub(super) struct Panel {
     pub title: String,
     pub series: Vec<Series>,
     pub hlines: Vec<HLine>,
     pub marks: Vec<Mark>,
+    pub bands: Vec<Band>,
+    /// The colour of the points' reference bars.
+    pub reference_color: RGBColor,
+}
+
+impl Panel {
+    pub(super) fn new(title: String, series: Vec<Series>) -> Panel {
+        Panel { title, series, hlines: vec![], marks: vec![], bands: vec![], reference_color: INK }
+    }
+}
+
+/// Panels under a heading (empty: none), e.g. those of one data source.
+pub(super) struct Section {
+    pub title: String,
+    pub panels: Vec<Panel>,
+}
+
+/// A figure of line panels in sections, with its legend.
+pub(super) struct Lines {
+    pub sections: Vec<Section>,
+    /// Columns of the grid.
+    pub cols: usize,
+    /// A panel's height in pixels.
+    pub panel_h: u32,
+    pub legend: Vec<(String, RGBColor, Key)>,
+    pub axes: Axes,
+}
+
+impl Lines {
+    /// The body's height: the sections and the legend.
+    pub(super) fn height(&self) -> u32 {
+        sections_height(&self.sections, self.cols, self.panel_h) + legend_height(&self.legend)
+    }
+
+    pub(super) fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        body: &DrawingArea<DB, Shift>,
+    ) -> Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        let (area, strip) = with_legend(body, &self.legend);
+        draw_sections(root, &area, &self.sections, &self.axes, self.cols, self.panel_h)?;
+        legend(&strip, &self.legend)
+    }
+}
+
+/// Pixels of a section's heading.
+pub(super) const SECTION_TITLE: u32 = 36;
+
+/// The height `sections` take in a grid of `cols` columns with panels `panel_h` high.
+pub(super) fn sections_height(sections: &[Section], cols: usize, panel_h: u32) -> u32 {
+    sections
+        .iter()
+        .map(|s| {
+            let heading = if s.title.is_empty() { 0 } else { SECTION_TITLE };
+            heading + panel_h * s.panels.len().div_ceil(cols.max(1)).max(1) as u32
+        })
+        .sum()
+}
+
+/// The columns of a grid of at most `max` columns for `sections`: as many as the fullest
+/// section needs.
+pub(super) fn grid_columns(sections: &[Section], max: usize) -> usize {
+    sections.iter().map(|s| s.panels.len()).max().unwrap_or(1).clamp(1, max.max(1))
+}
+
+/// Draws `sections` one under the other over `area`, each heading in bold, each section's
+/// panels in rows of `cols` (a panel `panel_h` high); markers go on `root`. With
+/// `axes.share_y`, panels of the same title in different sections share their y range.
+pub(super) fn draw_sections<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    area: &DrawingArea<DB, Shift>,
+    sections: &[Section],
+    axes: &Axes,
+    cols: usize,
+    panel_h: u32,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let cols = cols.max(1);
+    let (w, _) = area.dim_in_pixel();
+    let shared: Vec<(String, (f64, f64))> = if axes.share_y {
+        let mut by: Vec<(String, (f64, f64))> = Vec::new();
+        for p in sections.iter().flat_map(|s| &s.panels) {
+            let r = y_range(p, axes);
+            match by.iter_mut().find(|(t, _)| *t == p.title) {
+                Some((_, (lo, hi))) => {
+                    *lo = lo.min(r.0);
+                    *hi = hi.max(r.1);
+                }
+                None => by.push((p.title.clone(), r)),
+            }
+        }
+        by
+    } else {
+        Vec::new()
+    };
+    let mut y = 0_i32;
+    for s in sections {
+        if !s.title.is_empty() {
+            area.draw_text(
+                &s.title,
+                &bold(21.0).color(&INK).pos(plotters::style::text_anchor::Pos::new(
+                    plotters::style::text_anchor::HPos::Left,
+                    plotters::style::text_anchor::VPos::Center,
+                )),
+                (16, y + SECTION_TITLE as i32 / 2 + 2),
+            )
+            .map_err(de)?;
+            area.draw(&PathElement::new(
+                vec![(16, y + SECTION_TITLE as i32 - 3), (w as i32 - 16, y + SECTION_TITLE as i32 - 3)],
+                LIGHT.stroke_width(1),
+            ))
+            .map_err(de)?;
+            y += SECTION_TITLE as i32;
+        }
+        let rows = s.panels.len().div_ceil(cols).max(1) as i32;
+        let h = rows * panel_h as i32;
+        let sub = area.clone().shrink((0, y), (w, h as u32));
+        let ranges: Vec<Option<(f64, f64)>> =
+            s.panels.iter().map(|p| shared.iter().find(|(t, _)| *t == p.title).map(|(_, r)| *r)).collect();
+        draw_grid(root, &sub, &s.panels, &ranges, axes, cols)?;
+        y += h;
+    }
+    Ok(())
 }
 
 pub(super) struct Axes {
@@ -63,6 +202,10 @@ pub(super) struct Axes {
     pub y_fixed: Option<(f64, f64)>,
     /// Horizontal offset between series, so their bars do not overlap.
     pub jitter: f64,
+    /// Panels of the same title in different sections share their y range.
+    pub share_y: bool,
+    /// No y tick labels above this value (room left for labels inside the panel).
+    pub y_label_max: Option<f64>,
 }
 
 fn y_range(p: &Panel, axes: &Axes) -> (f64, f64) {
@@ -89,6 +232,9 @@ fn y_range(p: &Panel, axes: &Axes) -> (f64, f64) {
     for m in &p.marks {
         see(m.y);
     }
+    for r in p.series.iter().flat_map(|s| s.points.iter().filter_map(|pt| pt.reference)) {
+        see(r);
+    }
     if !lo.is_finite() {
         return (0.0, 1.0);
     }
@@ -100,11 +246,13 @@ fn y_range(p: &Panel, axes: &Axes) -> (f64, f64) {
     (lo, hi + span * 0.12)
 }
 
-/// Draws `panels` in a grid of `cols` columns over `area`; markers go on `root`.
-pub(super) fn draw_panels<DB: DrawingBackend>(
+/// Draws `panels` in a grid of `cols` columns over `area`, each with its range from
+/// `ranges` or fitted to it; markers go on `root`.
+fn draw_grid<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     area: &DrawingArea<DB, Shift>,
     panels: &[Panel],
+    ranges: &[Option<(f64, f64)>],
     axes: &Axes,
     cols: usize,
 ) -> Result<()>
@@ -114,8 +262,8 @@ where
     let cols = cols.max(1);
     let rows = panels.len().div_ceil(cols).max(1);
     let cells = area.split_evenly((rows, cols));
-    for (p, cell) in panels.iter().zip(cells.iter()) {
-        let (y0, y1) = y_range(p, axes);
+    for (i, (p, cell)) in panels.iter().zip(cells.iter()).enumerate() {
+        let (y0, y1) = ranges.get(i).copied().flatten().unwrap_or_else(|| y_range(p, axes));
         let (x0, x1) = axes.x_range;
         let mut chart = ChartBuilder::on(cell)
             .caption(&p.title, font(20.0).color(&INK))
@@ -135,7 +283,10 @@ where
                 format_tick(*x)
             }
         };
-        let y_fmt = |y: &f64| format_tick(*y);
+        let y_fmt = |y: &f64| match axes.y_label_max {
+            Some(m) if *y > m + 1e-9 => String::new(),
+            _ => format_tick(*y),
+        };
         chart
             .configure_mesh()
             .x_desc(axes.x_desc.as_str())
@@ -150,6 +301,16 @@ where
             .bold_line_style(LIGHT)
             .draw()
             .map_err(de)?;
+        for b in &p.bands {
+            let (from, to) = (b.from.max(x0), b.to.min(x1));
+            chart.draw_series(std::iter::once(Rectangle::new([(from, y0), (to, y1)], b.color.filled()))).map_err(de)?;
+            let (px, py) = chart.backend_coord(&(from, y1));
+            let style = font(15.0).color(&GREY).pos(plotters::style::text_anchor::Pos::new(
+                plotters::style::text_anchor::HPos::Left,
+                plotters::style::text_anchor::VPos::Top,
+            ));
+            root.draw_text(&b.label, &style, (px + 6, py + 4)).map_err(de)?;
+        }
         for h in &p.hlines {
             let step = (x1 - x0) / 60.0;
             let dashes = (0..60).step_by(2).map(|i| {
@@ -183,6 +344,12 @@ where
             for pt in s.points.iter().filter(|pt| pt.y.max > pt.y.min) {
                 let x = pt.x + off;
                 chart.draw_series(whisker(x, cap, pt.y.min, pt.y.max, s.color.stroke_width(2))).map_err(de)?;
+            }
+            for pt in s.points.iter() {
+                if let Some(r) = pt.reference {
+                    let c = chart.backend_coord(&(pt.x + off, r));
+                    draw_marker(root, Marker::Dash, c, 6, p.reference_color, true)?;
+                }
             }
             for pt in s.points.iter().filter(|_| s.markers) {
                 let c = chart.backend_coord(&(pt.x + off, pt.y.median));

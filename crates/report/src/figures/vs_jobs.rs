@@ -1,23 +1,25 @@
-//! A metric against the number of collocated jobs, one panel per model, one series per mode:
-//! aggregate throughput ratio, per-job epoch time, energy per image.
+//! A metric against the number of collocated jobs, one section per data source (synthetic
+//! data beside the generated image files), one panel per model, one series per mode:
+//! aggregate throughput ratio, per-job epoch time, energy per image, peak device memory.
 
-use anyhow::Result;
 use colloc_analysis::{Results, Stats, WorkloadResult};
-use colloc_spec::Mode;
-use plotters::coord::Shift;
+use colloc_trace::meta::RunStatus;
+use colloc_trace::Mode;
 use plotters::prelude::*;
 use std::collections::BTreeMap;
 
-use super::lines::{draw_panels, Axes, HLine, Mark, Panel, Point, Series};
-use super::style::{mode_color, mode_marker, Marker, ALERT, GREY, INK};
-use super::{legend, with_legend, Key};
-use crate::order::{is_mix, mode_name, slices, MODES};
+use super::lines::{Axes, HLine, Lines, Mark, Panel, Point, Section, Series};
+use super::style::{mode_color, mode_legend, mode_marker, Marker, ALERT, GREY, INK};
+use super::{section_title, sections_of, Key};
+use crate::format::{gib, GIB};
+use crate::order::{is_mix, slices, MODES};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Metric {
     Ratio,
     EpochTime,
     Energy,
+    Memory,
 }
 
 impl Metric {
@@ -30,6 +32,12 @@ impl Metric {
             }),
             Metric::EpochTime => w.stats.per_job_epoch_seconds,
             Metric::Energy => w.stats.energy_per_image_j,
+            Metric::Memory => w.stats.mem_used_bytes_max.map(|s| Stats {
+                median: s.median / GIB,
+                min: s.min / GIB,
+                max: s.max / GIB,
+                n: s.n,
+            }),
         }
     }
     fn y_desc(self) -> &'static str {
@@ -37,17 +45,36 @@ impl Metric {
             Metric::Ratio => "Aggregate throughput / alone (×)",
             Metric::EpochTime => "Per-job epoch time (s)",
             Metric::Energy => "Energy per image (J)",
+            Metric::Memory => "Peak device memory used (GiB)",
+        }
+    }
+    /// What the campaign lacks when no panel has a value.
+    fn missing(self) -> &'static str {
+        match self {
+            Metric::Ratio => "a throughput ratio",
+            Metric::EpochTime => "an epoch time",
+            Metric::Energy => "an energy counter",
+            Metric::Memory => "device memory",
         }
     }
 }
 
+/// Panels per row.
 pub(super) const COLS: usize = 3;
+/// A panel's height in pixels.
+pub(super) const PANEL_H: u32 = 360;
 
-/// (experiment, model size, model, dataset, batch) → the homogeneous workloads of the main
-/// data source; panels go from the small model to the large one.
-fn groups(r: &Results) -> BTreeMap<(u32, usize, String, String, u32), Vec<&WorkloadResult>> {
-    let mut g: BTreeMap<(u32, usize, String, String, u32), Vec<&WorkloadResult>> = BTreeMap::new();
-    for w in r.workloads.iter().filter(|w| !is_mix(w) && w.homogeneous() && w.data == r.primary_data) {
+type GroupKey = (u32, usize, String, String, u32);
+
+/// (experiment, model size, model, dataset, batch) → the homogeneous workloads of one data
+/// source and protocol; panels go from the small model to the large one.
+fn groups<'a>(r: &'a Results, data: &str, protocol: &str) -> BTreeMap<GroupKey, Vec<&'a WorkloadResult>> {
+    let mut g: BTreeMap<GroupKey, Vec<&WorkloadResult>> = BTreeMap::new();
+    for w in r
+        .workloads
+        .iter()
+        .filter(|w| !is_mix(w) && w.homogeneous() && w.data == data && w.own_protocol == protocol && !w.jobs.is_empty())
+    {
         let j = &w.jobs[0];
         let key =
             (w.experiment, crate::order::class_rank(&j.model_class), j.model.clone(), j.dataset.clone(), j.batch_size);
@@ -56,117 +83,185 @@ fn groups(r: &Results) -> BTreeMap<(u32, usize, String, String, u32), Vec<&Workl
     g
 }
 
-pub(super) fn panel_rows(r: &Results) -> usize {
-    groups(r).len().div_ceil(COLS).max(1)
-}
-
 /// Total compute slices of a MIG layout (0 outside MIG).
 fn total_slices(w: &WorkloadResult) -> u32 {
     w.jobs.iter().filter_map(|j| j.mig_class.as_deref()).map(slices).sum()
 }
 
-pub(super) fn draw<DB: DrawingBackend>(
-    root: &DrawingArea<DB, Shift>,
-    body: &DrawingArea<DB, Shift>,
-    r: &Results,
-    metric: Metric,
-) -> Result<Option<String>>
-where
-    DB::ErrorType: 'static,
-{
-    let groups = groups(r);
-    let mut panels = Vec::new();
-    let mut modes_seen = Vec::new();
+/// The epoch time alone that the workload's ratio divides by: per job and counted run, its
+/// epoch time over its slowdown (the dataset's images over the median throughput of the
+/// runs alone it was divided by), the median over them.
+fn alone_epoch_seconds(r: &Results, w: &WorkloadResult) -> Option<f64> {
+    let mut v: Vec<f64> = r
+        .runs
+        .iter()
+        .filter(|x| x.workload_id == w.id && x.status == RunStatus::Ok && !x.superseded)
+        .flat_map(|x| x.jobs.iter())
+        .filter_map(|j| match (j.epoch_seconds, j.slowdown) {
+            (Some(e), Some(s)) if s > 0.0 && e.is_finite() && s.is_finite() => Some(e / s),
+            _ => None,
+        })
+        .collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
+}
+
+pub(super) fn build(r: &Results, metric: Metric) -> Result<Lines, String> {
+    let capacity = r.gpu_memory_bytes();
+    let mut sections = Vec::new();
+    let mut modes_seen: Vec<Mode> = Vec::new();
     // Modes with a further layout at some job count, drawn hollow.
     let mut hollow_modes: Vec<Mode> = Vec::new();
-    let mut any_oom = false;
-    let mut any_implausible = false;
-    for ((exp, _, model, dataset, batch), ws) in &groups {
-        let mut series = Vec::new();
-        for mode in MODES.iter().copied().filter(|m| *m != Mode::Exclusive) {
-            // jobs → workloads with a value, best layout first
-            let mut at: BTreeMap<usize, Vec<(&WorkloadResult, Stats)>> = BTreeMap::new();
-            for w in ws.iter().filter(|w| w.mode == mode) {
-                if let Some(v) = metric.value(w) {
-                    at.entry(w.n_jobs()).or_default().push((w, v));
+    let (mut any_oom, mut any_implausible, mut any_alone_line, mut any_reference) = (false, false, false, false);
+    for (data, protocol) in sections_of(r) {
+        let mut panels = Vec::new();
+        for ((exp, _, model, dataset, batch), ws) in &groups(r, &data, &protocol) {
+            let mut series = Vec::new();
+            // Memory: the model alone is a point of its own at one job.
+            let modes = MODES.iter().copied().filter(|m| *m != Mode::Exclusive || metric == Metric::Memory);
+            for mode in modes {
+                // jobs → workloads with a value, best layout first
+                let mut at: BTreeMap<usize, Vec<(&WorkloadResult, Stats)>> = BTreeMap::new();
+                for w in ws.iter().filter(|w| w.mode == mode) {
+                    if let Some(v) = metric.value(w) {
+                        at.entry(w.n_jobs()).or_default().push((w, v));
+                    }
                 }
+                if at.is_empty() {
+                    continue;
+                }
+                let mut points = Vec::new();
+                for (n, mut list) in at {
+                    list.sort_by(|a, b| total_slices(b.0).cmp(&total_slices(a.0)).then(a.0.id.cmp(&b.0.id)));
+                    for (i, (w, v)) in list.into_iter().enumerate() {
+                        if i > 0 && !hollow_modes.contains(&mode) {
+                            hollow_modes.push(mode);
+                        }
+                        let reference = match metric {
+                            Metric::EpochTime => alone_epoch_seconds(r, w),
+                            _ => None,
+                        };
+                        any_reference |= reference.is_some();
+                        points.push(Point { x: n as f64, y: v, hollow: i > 0, reference });
+                    }
+                }
+                if !modes_seen.contains(&mode) {
+                    modes_seen.push(mode);
+                }
+                series.push(Series {
+                    color: mode_color(mode),
+                    marker: mode_marker(mode),
+                    points,
+                    line: mode != Mode::Exclusive,
+                    markers: true,
+                });
             }
-            if at.is_empty() {
+            if series.iter().all(|s| s.color == mode_color(Mode::Exclusive)) {
                 continue;
             }
-            let mut points = Vec::new();
-            for (n, mut list) in at {
-                list.sort_by(|a, b| total_slices(b.0).cmp(&total_slices(a.0)).then(a.0.id.cmp(&b.0.id)));
-                for (i, (_, v)) in list.into_iter().enumerate() {
-                    if i > 0 && !hollow_modes.contains(&mode) {
-                        hollow_modes.push(mode);
+            let alone = ws.iter().find(|w| w.mode == Mode::Exclusive);
+            let hlines = match metric {
+                Metric::Ratio => vec![HLine { y: 1.0, color: mode_color(Mode::Exclusive), label: None }],
+                Metric::Energy => match alone.and_then(|w| metric.value(w)) {
+                    Some(s) => {
+                        any_alone_line = true;
+                        vec![HLine { y: s.median, color: mode_color(Mode::Exclusive), label: None }]
                     }
-                    points.push(Point { x: n as f64, y: v, hollow: i > 0 });
+                    None => vec![],
+                },
+                Metric::Memory => capacity
+                    .map(|c| HLine { y: c / GIB, color: INK, label: Some(format!("GPU memory {}", gib(c))) })
+                    .into_iter()
+                    .collect(),
+                Metric::EpochTime => vec![],
+            };
+            // Job counts at which some mode ran out of memory: a cross on the x axis (at
+            // the GPU's capacity in the memory figure).
+            let mut oom: Vec<usize> = ws.iter().filter(|w| w.out_of_memory()).map(|w| w.n_jobs()).collect();
+            oom.sort_unstable();
+            oom.dedup();
+            any_oom |= !oom.is_empty();
+            let mut marks: Vec<Mark> = oom
+                .into_iter()
+                .map(|n| match (metric, capacity) {
+                    (Metric::Memory, Some(c)) => {
+                        Mark { x: n as f64, y: c / GIB, lift: 0, color: ALERT, marker: Marker::Cross, filled: true }
+                    }
+                    _ => Mark { x: n as f64, y: 0.0, lift: 12, color: ALERT, marker: Marker::Cross, filled: true },
+                })
+                .collect();
+            // A ratio marked implausible (§ in the tables): a ring around its marker.
+            if metric == Metric::Ratio {
+                for w in ws.iter().filter(|w| w.mode != Mode::Exclusive && !w.implausible.is_empty()) {
+                    if let Some(v) = w.stats.aggregate_ratio {
+                        any_implausible = true;
+                        marks.push(Mark {
+                            x: w.n_jobs() as f64,
+                            y: v.median,
+                            lift: 0,
+                            color: ALERT,
+                            marker: Marker::Circle,
+                            filled: false,
+                        });
+                    }
                 }
             }
-            if !modes_seen.contains(&mode) {
-                modes_seen.push(mode);
-            }
-            series.push(Series {
-                color: mode_color(mode),
-                marker: mode_marker(mode),
-                points,
-                line: true,
-                markers: true,
-            });
+            let mut panel = Panel::new(format!("{model} · {dataset} · b{batch} (exp. {exp})"), series);
+            panel.hlines = hlines;
+            panel.marks = marks;
+            panel.reference_color = mode_color(Mode::Exclusive);
+            panels.push(panel);
         }
-        let alone = ws.iter().find(|w| w.mode == Mode::Exclusive).and_then(|w| match metric {
-            Metric::Ratio => w.stats.aggregate_ratio.map(|_| 1.0),
-            _ => metric.value(w).map(|s| s.median),
-        });
-        let hlines = match (metric, alone) {
-            (Metric::Ratio, _) => vec![HLine { y: 1.0, color: INK, label: None }],
-            (_, Some(y)) => vec![HLine { y, color: INK, label: None }],
-            _ => vec![],
-        };
-        if series.is_empty() {
-            continue;
+        if !panels.is_empty() {
+            sections.push(Section { title: section_title(r, &data, &protocol), panels });
         }
-        // Job counts at which some mode ran out of memory: a cross on the x axis.
-        let mut oom: Vec<usize> = ws.iter().filter(|w| w.out_of_memory()).map(|w| w.n_jobs()).collect();
-        oom.sort_unstable();
-        oom.dedup();
-        any_oom |= !oom.is_empty();
-        let marks = oom
-            .into_iter()
-            .map(|n| Mark { x: n as f64, y: 0.0, lift: 12, color: ALERT, marker: Marker::Cross, filled: true })
-            .collect::<Vec<_>>();
-        // A ratio marked implausible (§ in the tables): a ring around its marker.
-        let mut marks = marks;
-        if metric == Metric::Ratio {
-            for w in ws.iter().filter(|w| w.mode != Mode::Exclusive && !w.implausible.is_empty()) {
-                if let Some(v) = w.stats.aggregate_ratio {
-                    any_implausible = true;
-                    marks.push(Mark {
-                        x: w.n_jobs() as f64,
-                        y: v.median,
-                        lift: 0,
-                        color: ALERT,
-                        marker: Marker::Circle,
-                        filled: false,
-                    });
-                }
-            }
-        }
-        panels.push(Panel { title: format!("{model} · {dataset} · b{batch} (exp. {exp})"), series, hlines, marks });
     }
-    if panels.is_empty() {
-        return Ok(Some(format!(
-            "no homogeneous workload with {} measured on {} data",
-            match metric {
-                Metric::Ratio => "a throughput ratio",
-                Metric::EpochTime => "an epoch time",
-                Metric::Energy => "an energy counter",
-            },
-            r.primary_data
-        )));
+    if sections.is_empty() {
+        return Err(format!("no homogeneous workload with {} measured", metric.missing()));
     }
-    let (area, strip) = with_legend(body);
+    // A campaign of one data source and protocol: no heading (the title names the source).
+    if sections_of(r).len() == 1 {
+        sections[0].title.clear();
+    }
+    modes_seen.sort_by_key(|m| crate::order::mode_rank(*m));
+    let mut legend: Vec<(String, RGBColor, Key)> = modes_seen
+        .iter()
+        .map(|m| {
+            let key =
+                if *m == Mode::Exclusive { Key::Mark(mode_marker(*m), true) } else { Key::Series(mode_marker(*m)) };
+            let label = if *m == Mode::Exclusive { "alone on the whole GPU".to_string() } else { mode_legend(*m, r) };
+            (label, mode_color(*m), key)
+        })
+        .collect();
+    let alone = mode_color(Mode::Exclusive);
+    match metric {
+        Metric::Ratio => legend.push(("alone on the whole GPU = 1".into(), alone, Key::Dashed)),
+        Metric::EpochTime if any_reference => {
+            legend.push(("alone: the runs each ratio divides by".into(), alone, Key::Mark(Marker::Dash, true)))
+        }
+        Metric::Energy if any_alone_line => {
+            legend.push(("alone on the whole GPU (median of its runs)".into(), alone, Key::Dashed))
+        }
+        Metric::Memory if capacity.is_some() => legend.push(("GPU capacity".into(), INK, Key::Dashed)),
+        _ => {}
+    }
+    if any_oom {
+        legend.push(("out of memory".into(), ALERT, Key::Mark(Marker::Cross, true)));
+    }
+    if any_implausible {
+        legend.push(("implausible (§)".into(), ALERT, Key::Mark(Marker::Circle, false)));
+    }
+    // The key looks like the hollow markers drawn: the mode's own when one mode has them.
+    match hollow_modes.as_slice() {
+        [] => {}
+        [m] => legend.push(("other layout, same jobs".into(), mode_color(*m), Key::Mark(mode_marker(*m), false))),
+        _ => legend.push(("hollow: other layout, same jobs".into(), GREY, Key::Mark(Marker::Circle, false))),
+    }
+    let cols = super::lines::grid_columns(&sections, COLS);
     let axes = Axes {
         x_desc: "Collocated jobs".into(),
         y_desc: metric.y_desc().into(),
@@ -174,25 +269,9 @@ where
         x_integer: true,
         y_from_zero: true,
         y_fixed: None,
-        jitter: 0.09,
+        jitter: if metric == Metric::EpochTime { 0.16 } else { 0.09 },
+        share_y: true,
+        y_label_max: None,
     };
-    draw_panels(root, &area, &panels, &axes, COLS.min(panels.len()))?;
-    modes_seen.sort_by_key(|m| crate::order::mode_rank(*m));
-    let mut entries: Vec<(String, RGBColor, Key)> =
-        modes_seen.iter().map(|m| (mode_name(*m).to_string(), mode_color(*m), Key::Series(mode_marker(*m)))).collect();
-    entries.push(("alone on the whole GPU".into(), INK, Key::Dashed));
-    if any_oom {
-        entries.push(("out of memory".into(), ALERT, Key::Mark(Marker::Cross, true)));
-    }
-    if any_implausible {
-        entries.push(("implausible (§)".into(), ALERT, Key::Mark(Marker::Circle, false)));
-    }
-    // The key looks like the hollow markers drawn: the mode's own when one mode has them.
-    match hollow_modes.as_slice() {
-        [] => {}
-        [m] => entries.push(("other MIG layout, same jobs".into(), mode_color(*m), Key::Mark(mode_marker(*m), false))),
-        _ => entries.push(("hollow: other MIG layout, same jobs".into(), GREY, Key::Mark(Marker::Circle, false))),
-    }
-    legend(&strip, &entries)?;
-    Ok(None)
+    Ok(Lines { sections, cols, panel_h: PANEL_H, legend, axes })
 }

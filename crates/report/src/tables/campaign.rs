@@ -3,11 +3,11 @@
 
 use colloc_analysis::{Results, WorkloadResult};
 use colloc_spec::gpu::GpuTable;
-use colloc_spec::Mode;
 use colloc_trace::meta::RunStatus;
+use colloc_trace::Mode;
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{status_notes, Cell, Column, Table};
+use super::{status_notes, Cell, Column, Prose, Table};
 use crate::format::{gib, Quantity};
 use crate::order::{mix_position, mode_name, mode_rank, slices, workload_key, MODES};
 
@@ -80,32 +80,39 @@ pub(crate) fn mig_profiles(results: &Results, paper: Option<&GpuTable>, gpus: &[
         row.push(Cell::text(join(&used_caps)));
         rows.push(row);
     }
-    let mut notes = vec![
-        "A workload declares each job's compute-slice class; MIG runs get the traces' GPU's profile of that class, mps-limited runs cap MPS at that profile's share of SMs and its memory.".to_string(),
+    let mut notes: Vec<Prose> = vec![
+        "A workload declares each job's compute-slice class; MIG runs get the traces' GPU's profile of that class, mps-limited runs cap MPS at that profile's share of SMs and its memory.".into(),
     ];
     if let Some(h) = host {
         let extra: Vec<&str> = h.profiles.iter().filter(|p| p.class.is_none()).map(|p| p.name.as_str()).collect();
         if !extra.is_empty() {
-            notes.push(format!("{} also offers {} (not used).", h.name, extra.join(", ")));
+            notes.push(format!("{} also offers {} (not used).", h.name, extra.join(", ")).into());
         }
-        notes.push(format!(
-            "{}: {} SMs, {} without MIG; source: {}.",
-            h.name,
-            h.sms,
-            Quantity::Plain.number(h.memory_gib) + " GiB",
-            h.source
-        ));
+        notes.push(
+            format!(
+                "{}: {} SMs, {} without MIG; source: {}.",
+                h.name,
+                h.sms,
+                Quantity::Plain.number(h.memory_gib) + " GiB",
+                h.source
+            )
+            .into(),
+        );
     } else {
-        notes.push(format!("The traces' GPU ({host_name}) has no MIG profile table in experiments/gpus."));
+        notes.push(
+            Prose::from("The traces' GPU (").trace(&host_name).own(") has no MIG profile table in experiments/gpus."),
+        );
     }
     if let Some(p) = paper {
-        notes.push(format!("{}: {} SMs without MIG; source: {}.", p.name, p.sms, p.source));
+        notes.push(format!("{}: {} SMs without MIG; source: {}.", p.name, p.sms, p.source).into());
     }
     let paper_name = paper.map(|p| p.name.clone()).unwrap_or_else(|| "unknown GPU".to_string());
     Table {
         id: "mig_profiles",
         title: "MIG profiles".to_string(),
-        caption: format!("MIG profiles per compute-slice class on the paper's {paper_name} and on the {host_name} of the traces, and what this campaign used."),
+        caption: Prose::from(format!("MIG profiles per compute-slice class on the paper's {paper_name} and on the "))
+            .trace(&host_name)
+            .own(" of the traces, and what this campaign used."),
         columns: vec![
             Column::text("Class"),
             Column::text(&format!("{paper_name} profile")),
@@ -197,18 +204,21 @@ pub(crate) fn experiment_matrix(results: &Results) -> Table {
     }
     let mut columns = vec![Column::text("Exp."), Column::text("Workload"), Column::text("Data")];
     columns.extend(modes.iter().map(|m| Column::text(mode_name(*m))));
-    let mut notes = vec!["ok n/N: n of the N runs measured; ·: not in this campaign.".to_string()];
+    let mut notes: Vec<Prose> = vec!["ok n/N: n of the N runs measured; ·: not in this campaign.".into()];
     notes.extend(status_notes(&results.workloads));
     if let Some(note) = results.incomplete() {
-        notes.push(format!(
-            "not yet 0/N: planned, none of its N runs made yet; in all, {note} (`data/{}/`).",
-            results.campaign
-        ));
+        notes.push(
+            Prose::from(format!("not yet 0/N: planned, none of its N runs made yet; in all, {note} ("))
+                .code(format!("data/{}/", results.campaign))
+                .own(")."),
+        );
     }
     Table {
         id: "experiment_matrix",
         title: "Experiment matrix".to_string(),
-        caption: format!("The workloads of campaign {} by mode, with the status of their runs.", results.campaign),
+        caption: Prose::from("The workloads of campaign ")
+            .trace(&results.campaign)
+            .own(" by mode, with the status of their runs."),
         columns,
         rows,
         notes,
@@ -258,13 +268,12 @@ pub(crate) fn hardware(results: &Results) -> Table {
     Table {
         id: "hardware",
         title: "Hardware and software".to_string(),
-        caption: format!(
-            "Where the traces of campaign {} came from, as recorded in each run's meta.json.",
-            results.campaign
-        ),
+        caption: Prose::from("Where the traces of campaign ")
+            .trace(&results.campaign)
+            .own(" came from, as recorded in each run's meta.json."),
         columns: vec![Column::text("Item"), Column::text("Value")],
         rows: rows.into_iter().map(|(k, v)| vec![Cell::Text(k), Cell::Text(v)]).collect(),
-        notes: vec![],
+        notes: Vec::new(),
         simulated: results.simulated,
     }
 }
@@ -331,10 +340,9 @@ pub(crate) fn hosts(results: &Results) -> Table {
     Table {
         id: "hosts",
         title: "Hosts".to_string(),
-        caption: format!(
-            "The hosts that made campaign {}'s runs, each told apart by its GPU's UUID, in the order they were first used: their runs, the workloads measured on each, and the version of the runner that made them.",
-            results.campaign
-        ),
+        caption: Prose::from("The hosts that made campaign ")
+            .trace(&results.campaign)
+            .own("'s runs, each told apart by its GPU's UUID, in the order they were first used: their runs, the workloads measured on each, and the version of the runner that made them."),
         columns: vec![
             Column::text("GPU UUID"),
             Column::text("Ok runs"),
@@ -349,8 +357,8 @@ pub(crate) fn hosts(results: &Results) -> Table {
         ],
         rows,
         notes: vec![
-            "Models alone: the baselines measured on the host (the workloads it ran in the exclusive mode); each collocated run is divided by its own host's (the baselines table).".to_string(),
-            "CPU, one thread: the median over the host's runs of the runner's calibration (SHA-256 of 32 MiB, `host.calibration` in meta.json); — where no run recorded one.".to_string(),
+            "Models alone: the baselines measured on the host (the workloads it ran in the exclusive mode); each collocated run is divided by its own host's (the baselines table).".into(),
+            "CPU, one thread: the median over the host's runs of the runner's calibration (SHA-256 of 32 MiB, `host.calibration` in meta.json); — where no run recorded one.".into(),
         ],
         simulated: results.simulated,
     }

@@ -105,7 +105,7 @@ pub(crate) fn render(t: &Table) -> String {
 
 fn plain(t: &Table, col: usize, cell: &Cell) -> String {
     match cell {
-        Cell::Text(s) => s.clone(),
+        Cell::Text(s) | Cell::Own(s) => s.clone(),
         Cell::Value(v) => {
             v.map(|v| t.columns[col].quantity.unwrap_or(crate::format::Quantity::Plain).number(v)).unwrap_or_default()
         }
@@ -114,17 +114,9 @@ fn plain(t: &Table, col: usize, cell: &Cell) -> String {
 }
 
 fn line(out: &mut String, fields: &[String]) {
-    let quoted: Vec<String> = fields.iter().map(|f| quote(f)).collect();
+    let quoted: Vec<String> = fields.iter().map(|f| crate::escape::csv(f)).collect();
     out.push_str(&quoted.join(","));
     out.push('\n');
-}
-
-fn quote(f: &str) -> String {
-    if f.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", f.replace('"', "\"\""))
-    } else {
-        f.to_string()
-    }
 }
 
 #[cfg(test)]
@@ -188,8 +180,8 @@ mod tests {
         assert_eq!((lines[1], lines[2]), ("a,1.50,1.40,1.60,yes", "b,2.00,2.00,2.00,"));
         assert!(t.display(1, &t.rows[0][1]).ends_with('‡'), "{}", t.display(1, &t.rows[0][1]));
         assert!(!t.display(1, &t.rows[1][1]).contains('‡'));
-        assert!(t.all_notes().iter().any(|n| n.starts_with("‡:")), "{:?}", t.all_notes());
-        assert!(!t.all_notes().iter().any(|n| n.starts_with("†:")));
+        assert!(t.all_notes().iter().any(|n| n.text().starts_with("‡:")), "{:?}", t.all_notes());
+        assert!(!t.all_notes().iter().any(|n| n.text().starts_with("†:")));
         assert!(crate::tables::latex::render(&t).contains("\\textsuperscript{\\ddag}"));
     }
 }

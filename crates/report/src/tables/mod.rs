@@ -10,12 +10,17 @@ pub(crate) mod results;
 
 use crate::format::{Quantity, MISSING};
 use colloc_analysis::{brief_reason, Stats, WorkloadResult};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// One cell: text, a number of a quantity, or a median with its spread.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Cell {
+    /// Text as it came, from the traces or anywhere: each format escapes all of it.
     Text(String),
+    /// Our own words (the claims' from artifact.yaml, a grade with its values and
+    /// intervals): Markdown shows them as written, only `|` and line breaks escaped; the
+    /// other formats as [`Cell::Text`].
+    Own(String),
     Value(Option<f64>),
     Stats(Option<Stats>),
     /// Statistics with marks: some divide by a baseline measured on another host than the
@@ -34,6 +39,9 @@ pub(crate) enum Cell {
 impl Cell {
     pub(crate) fn text(s: impl Into<String>) -> Cell {
         Cell::Text(s.into())
+    }
+    pub(crate) fn own(s: impl Into<String>) -> Cell {
+        Cell::Own(s.into())
     }
     /// Ratio statistics with their 95% interval (when the analysis gave one), marked when
     /// some divide by another host's baseline, come from a disturbed run or are implausible.
@@ -134,17 +142,89 @@ impl Column {
     }
 }
 
+/// A caption or a note: our own words, which Markdown shows as written (with their code
+/// spans), and the strings in it that came with the traces (campaign and GPU names, labels,
+/// reasons), kept apart so that Markdown escapes them ([`crate::escape::md`]). LaTeX and
+/// HTML escape the whole text ([`Prose::text`]).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct Prose(Vec<Piece>);
+
+#[derive(Debug, Clone, PartialEq)]
+enum Piece {
+    Own(String),
+    /// From the traces.
+    Trace(String),
+    /// From the traces, shown as code (in backticks).
+    Code(String),
+}
+
+impl Prose {
+    /// Our own words.
+    pub(crate) fn own(mut self, s: impl Into<String>) -> Prose {
+        self.0.push(Piece::Own(s.into()));
+        self
+    }
+    /// A string from the traces.
+    pub(crate) fn trace(mut self, s: impl Into<String>) -> Prose {
+        self.0.push(Piece::Trace(s.into()));
+        self
+    }
+    /// A string from the traces, as code.
+    pub(crate) fn code(mut self, s: impl Into<String>) -> Prose {
+        self.0.push(Piece::Code(s.into()));
+        self
+    }
+    /// This, then `more`.
+    pub(crate) fn and(mut self, more: Prose) -> Prose {
+        self.0.extend(more.0);
+        self
+    }
+    /// The text as it reads (code in backticks), for formats that escape all of it.
+    pub(crate) fn text(&self) -> String {
+        self.0
+            .iter()
+            .map(|p| match p {
+                Piece::Own(s) | Piece::Trace(s) => s.clone(),
+                Piece::Code(s) => format!("`{s}`"),
+            })
+            .collect()
+    }
+    /// Markdown: our words as written, the traces' escaped.
+    pub(crate) fn markdown(&self) -> String {
+        self.0
+            .iter()
+            .map(|p| match p {
+                Piece::Own(s) => s.clone(),
+                Piece::Trace(s) => crate::escape::md(s),
+                Piece::Code(s) => crate::escape::md_code(s),
+            })
+            .collect()
+    }
+}
+
+impl From<String> for Prose {
+    fn from(s: String) -> Prose {
+        Prose::default().own(s)
+    }
+}
+
+impl From<&str> for Prose {
+    fn from(s: &str) -> Prose {
+        Prose::default().own(s)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Table {
     /// File stem: `paper/tables/<id>.{tex,csv,md}`.
     pub id: &'static str,
     pub title: String,
     /// One or two sentences saying what the rows are.
-    pub caption: String,
+    pub caption: Prose,
     pub columns: Vec<Column>,
     pub rows: Vec<Vec<Cell>>,
     /// Lines under the table (statuses, sources).
-    pub notes: Vec<String>,
+    pub notes: Vec<Prose>,
     /// The numbers come from the simulated backend.
     pub simulated: bool,
 }
@@ -159,8 +239,8 @@ impl Table {
     pub(crate) fn display(&self, col: usize, cell: &Cell) -> String {
         let q = self.columns[col].quantity.unwrap_or(Quantity::Plain);
         match cell {
-            Cell::Text(s) if s.is_empty() => MISSING.to_string(),
-            Cell::Text(s) => s.clone(),
+            Cell::Text(s) | Cell::Own(s) if s.is_empty() => MISSING.to_string(),
+            Cell::Text(s) | Cell::Own(s) => s.clone(),
             Cell::Value(v) => q.opt(*v),
             Cell::Stats(s) => q.stats(*s),
             Cell::Marked(s, m) => match s {
@@ -188,37 +268,37 @@ impl Table {
     }
 
     /// The caption with the SIMULATED mark first when it applies.
-    pub(crate) fn full_caption(&self) -> String {
+    pub(crate) fn full_caption(&self) -> Prose {
         if self.simulated {
-            format!("{SIMULATED_NOTE}. {}", self.caption)
+            Prose::from(format!("{SIMULATED_NOTE}. ")).and(self.caption.clone())
         } else {
             self.caption.clone()
         }
     }
 
     /// The notes, with the statistics convention when a column holds statistics.
-    pub(crate) fn all_notes(&self) -> Vec<String> {
+    pub(crate) fn all_notes(&self) -> Vec<Prose> {
         let mut notes = self.notes.clone();
         let any = |f: fn(&Cell) -> bool| self.rows.iter().flatten().any(f);
         if any(|c| matches!(c, Cell::Stats(_) | Cell::Marked(..))) {
-            notes.push("Values are the median over repetitions, with min–max in parentheses.".to_string());
+            notes.push("Values are the median over repetitions, with min–max in parentheses.".into());
         }
         if any(|c| matches!(c, Cell::Ratio(..))) {
-            notes.push(INTERVAL_NOTE.to_string());
+            notes.push(INTERVAL_NOTE.into());
         }
         if any(|c| c.marks().implausible) {
-            notes.push(IMPLAUSIBLE_NOTE.to_string());
+            notes.push(IMPLAUSIBLE_NOTE.into());
         }
         if any(|c| c.marks().cross_host) {
-            notes.push(CROSS_HOST_NOTE.to_string());
+            notes.push(CROSS_HOST_NOTE.into());
         }
         if any(|c| c.marks().disturbed) {
-            notes.push(DISTURBED_NOTE.to_string());
+            notes.push(DISTURBED_NOTE.into());
         }
         if any(|c| matches!(c, Cell::Ci(_))) {
-            notes.push(CI_NOTE.to_string());
+            notes.push(CI_NOTE.into());
         }
-        notes.push(format!("{MISSING}: not measured (see the status)."));
+        notes.push(format!("{MISSING}: not measured (see the status).").into());
         notes
     }
 }
@@ -230,16 +310,19 @@ fn half_width(share: f64) -> String {
 
 /// Notes for the workloads that were not measured: one line per distinct outcome and
 /// reason (briefly), naming the workloads when there are few and counting them otherwise.
-pub(crate) fn status_notes<'a>(ws: impl IntoIterator<Item = &'a WorkloadResult>) -> Vec<String> {
+pub(crate) fn status_notes<'a>(ws: impl IntoIterator<Item = &'a WorkloadResult>) -> Vec<Prose> {
     const NAMED: usize = 3;
-    let mut groups: BTreeMap<(&'static str, String), Vec<String>> = BTreeMap::new();
+    // Per (status, reason): the workloads' labels with their mode (a label on several data
+    // sources once), and the workloads themselves.
+    let mut groups: BTreeMap<(&'static str, String), (Vec<String>, BTreeSet<&str>)> = BTreeMap::new();
     for w in ws {
         if w.status.as_str() == "ok" {
             continue;
         }
         for r in w.reasons.iter().chain(w.plan_reason.iter()).map(|r| brief_reason(r)) {
             let who = format!("{} {}", w.label, results::mode_label(w));
-            let list = groups.entry((w.status_word(), r)).or_default();
+            let (list, ids) = groups.entry((w.status_word(), r)).or_default();
+            ids.insert(w.id.as_str());
             if !list.contains(&who) {
                 list.push(who);
             }
@@ -247,25 +330,31 @@ pub(crate) fn status_notes<'a>(ws: impl IntoIterator<Item = &'a WorkloadResult>)
     }
     groups
         .into_iter()
-        .map(|((word, reason), who)| {
-            let whom = if who.len() <= NAMED { who.join("; ") } else { format!("{} workloads", who.len()) };
-            format!("{word} ({whom}): {reason}")
+        .map(|((word, reason), (who, ids))| {
+            let whom = if who.len() <= NAMED {
+                Prose::default().trace(who.join("; "))
+            } else if ids.len() > who.len() {
+                Prose::from(format!(
+                    "{} workloads: {} configurations, each on several data sources",
+                    ids.len(),
+                    who.len()
+                ))
+            } else {
+                Prose::from(format!("{} workloads", who.len()))
+            };
+            Prose::from(format!("{word} (")).and(whom).own("): ").trace(reason)
         })
         .collect()
 }
 
 /// One line per workload marked implausible ([`IMPLAUSIBLE_MARK`]): which, and why.
-pub(crate) fn implausible_notes<'a>(ws: impl IntoIterator<Item = &'a WorkloadResult>) -> Vec<String> {
+pub(crate) fn implausible_notes<'a>(ws: impl IntoIterator<Item = &'a WorkloadResult>) -> Vec<Prose> {
     ws.into_iter()
         .filter(|w| !w.implausible.is_empty())
         .map(|w| {
-            format!(
-                "{IMPLAUSIBLE_MARK} {} {} ({}): {}.",
-                w.label,
-                results::mode_label(w),
-                w.data,
-                w.implausible.join("; ")
-            )
+            Prose::from(format!("{IMPLAUSIBLE_MARK} "))
+                .trace(format!("{} {} ({}): {}", w.label, results::mode_label(w), w.data, w.implausible.join("; ")))
+                .own(".")
         })
         .collect()
 }

@@ -3,7 +3,7 @@
 
 use colloc_analysis::{ProtocolValidation, Results, PROTOCOL_GOAL};
 
-use super::{Cell, Column, Table};
+use super::{Cell, Column, Prose, Table};
 use crate::format::{Quantity, MISSING};
 use crate::order::{mode_layout, MODES};
 
@@ -75,19 +75,25 @@ pub(crate) fn validation(results: &Results) -> Option<Table> {
         .map(|p| format!("{} {}", p.label, mode_layout(p.mode, &p.layout)))
         .collect();
     let mut notes = vec![
-        format!("Runs: repetitions with an aggregate ratio under `{window}` / under `{epochs}`. STP: the jobs' throughputs each over the same model alone on the whole GPU under the same protocol, summed (the median over repetitions)."),
-        format!("Epoch time: the dataset's training images over a job's throughput, the median over jobs and repetitions: under `{window}` in its common window, under `{epochs}` from the jobs' epoch_end events (training seconds, validation left out) of every epoch after the first, which carries the start-up; collocated jobs' epochs need not coincide."),
-        format!("95% CI, {window}: the precision of the window's throughputs (below); a difference within it is noise of the window as much as a bias of the protocol. Epoch start, {epochs}: the seconds an epoch after the first loses at its start (the loader's workers restarting, their queues refilling), beyond its first interval's images at the rate of the epoch's other intervals, the median over jobs and repetitions: a window inside one epoch does not see it, so the window's epoch time is short by about this much."),
-        format!("Difference: {window} / {epochs} − 1. Within {goal}: both differences within ±{goal}, the goal of the quick protocol; NO marks the workloads outside it."),
+        Prose::from("Runs: repetitions with an aggregate ratio under ").code(&window).own(" / under ").code(&epochs).own(". STP: the jobs' throughputs each over the same model alone on the whole GPU under the same protocol, summed (the median over repetitions)."),
+        Prose::from("Epoch time: the dataset's training images over a job's throughput, the median over jobs and repetitions: under ").code(&window).own(" in its common window, under ").code(&epochs).own(" from the jobs' epoch_end events (training seconds, validation left out) of every epoch after the first, which carries the start-up; collocated jobs' epochs need not coincide."),
+        Prose::from("95% CI, ").trace(&window).own(": the precision of the window's throughputs (below); a difference within it is noise of the window as much as a bias of the protocol. Epoch start, ").trace(&epochs).own(": the seconds an epoch after the first loses at its start (the loader's workers restarting, their queues refilling), beyond its first interval's images at the rate of the epoch's other intervals, the median over jobs and repetitions: a window inside one epoch does not see it, so the window's epoch time is short by about this much."),
+        Prose::from("Difference: ").trace(&window).own(" / ").trace(&epochs).own(format!(" − 1. Within {goal}: both differences within ±{goal}, the goal of the quick protocol; NO marks the workloads outside it.")),
     ];
     notes.push(match outside.len() {
-        0 => format!("Every workload with both measured is within {goal}."),
-        n => format!("{n} of {} outside ±{goal}: {}.", ps.len(), outside.join("; ")),
+        0 => format!("Every workload with both measured is within {goal}.").into(),
+        n => Prose::from(format!("{n} of {} outside ±{goal}: ", ps.len())).trace(outside.join("; ")).own("."),
     });
     Some(Table {
         id: "protocol_validation",
         title: format!("Protocol validation: {window} against whole epochs ({epochs})"),
-        caption: format!("Each workload under the `{window}` protocol's common window and under `{epochs}` (whole epochs), in the same campaign (`{}`) on the same host: aggregate ratio (STP) and per-job epoch time under each, and their difference.", results.provenance.campaign),
+        caption: Prose::from("Each workload under the ")
+            .code(&window)
+            .own(" protocol's common window and under ")
+            .code(&epochs)
+            .own(" (whole epochs), in the same campaign (")
+            .code(&results.provenance.campaign)
+            .own(") on the same host: aggregate ratio (STP) and per-job epoch time under each, and their difference."),
         columns: vec![
             Column::text("Exp."),
             Column::text("Workload"),

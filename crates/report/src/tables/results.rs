@@ -2,10 +2,10 @@
 //! mixes, utilisation.
 
 use colloc_analysis::{Results, WorkloadResult};
-use colloc_spec::Mode;
 use colloc_trace::meta::RunStatus;
+use colloc_trace::Mode;
 
-use super::{implausible_notes, status_notes, Cell, Column, Marks, Table};
+use super::{implausible_notes, status_notes, Cell, Column, Marks, Prose, Table};
 use crate::format::{number_word, Quantity};
 use crate::legend::{mix_classes, mix_experiments, mix_jobs_and_slices, mix_sizes};
 use crate::order::{is_mix, mix_position, mode_layout, mode_name, workload_key, MODES};
@@ -40,7 +40,7 @@ pub(crate) fn baselines(results: &Results) -> Table {
     Table {
         id: "baselines",
         title: "Single-job baselines".to_string(),
-        caption: "Each model alone on the whole GPU: the reference of every ratio and slowdown.".to_string(),
+        caption: "Each model alone on the whole GPU: the reference of every ratio and slowdown.".into(),
         columns: vec![
             Column::text("Model"),
             Column::text("Dataset"),
@@ -60,13 +60,13 @@ pub(crate) fn baselines(results: &Results) -> Table {
         ],
         rows,
         notes: [
-            "Hosts: the lent GPUs (told apart by their UUID; each is a host of its own) with runs of the model alone; between hosts: the highest of the hosts' median throughputs over the lowest (— with one host). A collocated run is divided by the median of its own host's runs alone, or, where its host has none, by the median over all hosts (marked † in the tables).".to_string(),
+            "Hosts: the lent GPUs (told apart by their UUID; each is a host of its own) with runs of the model alone; between hosts: the highest of the hosts' median throughputs over the lowest (— with one host). A collocated run is divided by the median of its own host's runs alone, or, where its host has none, by the median over all hosts (marked † in the tables).".into(),
         ]
         .into_iter()
         .chain(host_lines(&bs))
         .chain([
-            "Epoch time: the dataset's training images over the throughput; measured: the jobs' own epoch_end events (scaled to the whole training set when a generated set is a fraction of it), when they trained whole epochs.".to_string(),
-            "Memory: peak device memory of the job's processes (NVML), else PyTorch's peak reserved memory.".to_string(),
+            "Epoch time: the dataset's training images over the throughput; measured: the jobs' own epoch_end events (scaled to the whole training set when a generated set is a fraction of it), when they trained whole epochs.".into(),
+            "Memory: peak device memory of the job's processes (NVML), else PyTorch's peak reserved memory.".into(),
         ])
         .collect(),
         simulated: results.simulated,
@@ -74,7 +74,7 @@ pub(crate) fn baselines(results: &Results) -> Table {
 }
 
 /// Per baseline measured on more than one host, each host's median (and CPU score).
-fn host_lines(bs: &[&colloc_analysis::Baseline]) -> Vec<String> {
+fn host_lines(bs: &[&colloc_analysis::Baseline]) -> Vec<Prose> {
     bs.iter()
         .filter(|b| b.hosts.len() > 1)
         .map(|b| {
@@ -94,7 +94,9 @@ fn host_lines(bs: &[&colloc_analysis::Baseline]) -> Vec<String> {
                     )
                 })
                 .collect();
-            format!("{} b{} ({}) per host: {}.", b.model, b.batch_size, b.data, hosts.join("; "))
+            Prose::default()
+                .trace(format!("{} b{} ({}) per host: {}", b.model, b.batch_size, b.data, hosts.join("; ")))
+                .own(".")
         })
         .collect()
 }
@@ -140,7 +142,8 @@ pub(crate) fn homogeneous(results: &Results) -> Table {
         caption: format!(
             "{} of the same job per mode: per-job epoch time, aggregate throughput and its ratio to the model alone, device memory.",
             copies(&ws)
-        ),
+        )
+        .into(),
         columns: vec![
             Column::text("Exp."),
             Column::text("Model"),
@@ -161,11 +164,11 @@ pub(crate) fn homogeneous(results: &Results) -> Table {
         ],
         rows,
         notes: [
-            "STP (system throughput, the throughput ratio): the sum over jobs of each job's throughput over the same model's alone on the whole GPU.".to_string(),
-            "ANTT (average normalised turnaround time): the mean over jobs of the model's throughput alone over the job's; 1 is as fast as alone, higher is slower.".to_string(),
-            "Fairness: the lowest normalised throughput of a workload's jobs over the highest; 1 is even progress.".to_string(),
-            "Per-job epoch time: statistics over every job of every repetition.".to_string(),
-            "OOM: a job ran out of device memory, an outcome of the workload recorded as such.".to_string(),
+            "STP (system throughput, the throughput ratio): the sum over jobs of each job's throughput over the same model's alone on the whole GPU.".into(),
+            "ANTT (average normalised turnaround time): the mean over jobs of the model's throughput alone over the job's; 1 is as fast as alone, higher is slower.".into(),
+            "Fairness: the lowest normalised throughput of a workload's jobs over the highest; 1 is even progress.".into(),
+            "Per-job epoch time: statistics over every job of every repetition.".into(),
+            "OOM: a job ran out of device memory, an outcome of the workload recorded as such.".into(),
         ]
         .into_iter()
         .chain(status_notes(ws.iter().copied()))
@@ -232,12 +235,12 @@ pub(crate) fn interference(results: &Results) -> Table {
         id: "interference",
         title: "Interference between job classes".to_string(),
         caption: "Each job class's normalised throughput (its throughput over its model alone on the whole GPU) in each mix, per mode."
-            .to_string(),
+            .into(),
         columns,
         rows,
         notes: vec![
-            "A cell: the median over the class's jobs in the mix of their median over repetitions; 1 is as fast as alone.".to_string(),
-            "·: the class is not in the mix; —: the mix was not measured in that mode (infeasible, skipped or failed).".to_string(),
+            "A cell: the median over the class's jobs in the mix of their median over repetitions; 1 is as fast as alone.".into(),
+            "·: the class is not in the mix; —: the mix was not measured in that mode (infeasible, skipped or failed).".into(),
         ],
         simulated: results.simulated,
     }
@@ -331,23 +334,22 @@ pub(crate) fn mixes(results: &Results) -> Table {
         id: "mixes",
         title: "Heterogeneous mixes".to_string(),
         caption: match mix_experiments(results) {
-            Some(e) => format!(
-                "{e}: mixes of {} jobs per mode; each cell is the sum over jobs of throughput over the same model alone.",
-                mix_sizes(results, true)
-            ),
-            None => "Mixes of job classes per mode: none in this campaign.".to_string(),
+            Some(e) => Prose::from(format!("{e}: mixes of "))
+                .trace(mix_sizes(results, true))
+                .own(" jobs per mode; each cell is the sum over jobs of throughput over the same model alone."),
+            None => "Mixes of job classes per mode: none in this campaign.".into(),
         },
         columns,
         rows,
         notes: (!mix_classes(results).is_empty())
-            .then(|| format!("{}.", mix_jobs_and_slices(results)))
+            .then(|| Prose::default().trace(mix_jobs_and_slices(results)).own("."))
             .into_iter()
             .chain([
-                "Per mode: STP (the cell named after the mode: the sum over the mix's jobs of each job's throughput over its model alone), the 95% interval, ANTT (the mean over the jobs of the model's throughput alone over the job's; 1 is as fast as alone) and fairness (the lowest normalised throughput of the mix's jobs over the highest; 1 is even progress).".to_string(),
+                "Per mode: STP (the cell named after the mode: the sum over the mix's jobs of each job's throughput over its model alone), the 95% interval, ANTT (the mean over the jobs of the model's throughput alone over the job's; 1 is as fast as alone) and fairness (the lowest normalised throughput of the mix's jobs over the highest; 1 is even progress).".into(),
                 format!(
                 "infeasible: the MIG layout cannot be made on the GPU (more than its {}compute slices, or no placement).",
                 results.target.as_ref().map_or_else(String::new, |g| format!("{} ", number_word(g.compute_slices as usize)))
-            )])
+            ).into()])
         .chain(status_notes(mixes.iter().copied().filter(|w| w.status != RunStatus::Infeasible && w.feasible)))
         .chain(implausible_notes(mixes.iter().copied()))
         .collect(),
@@ -385,7 +387,7 @@ pub(crate) fn utilisation(results: &Results) -> Table {
     Table {
         id: "utilisation",
         title: "Utilisation".to_string(),
-        caption: "GPU activity, memory, power and host CPU over the window in which all jobs trained (medians over repetitions).".to_string(),
+        caption: "GPU activity, memory, power and host CPU over the window in which all jobs trained (medians over repetitions).".into(),
         columns: vec![
             Column::text("Exp."),
             Column::text("Workload"),
@@ -406,10 +408,10 @@ pub(crate) fn utilisation(results: &Results) -> Table {
         ],
         rows,
         notes: vec![
-            "SM activity, occupancy, tensor activity and DRAM bandwidth from NVML GPM (whole GPU; for MIG, the mean over instances when the whole-GPU value is not available); GPU utilisation is NVML's coarser busy time.".to_string(),
-            "Energy per image: the increase of the GPU's total-energy counter (NVML) between its first and its last reading inside the window, scaled from their interval to the whole window, over the images all jobs trained in it (the sum of their throughputs times the window); the mean power times the window only where the GPU reports no energy counter.".to_string(),
-            "Host CPU: the jobs' process trees summed, in cores; data wait: share of training time spent waiting for the next batch (median over the jobs).".to_string(),
-            "Epoch starts: share of the window a job's loader spent starting epochs (the data waits of each epoch's first iteration beyond the mean wait of the others; median over the jobs); — where a job's window held fewer than two epochs of its data set.".to_string(),
+            "SM activity, occupancy, tensor activity and DRAM bandwidth from NVML GPM (whole GPU; for MIG, the mean over instances when the whole-GPU value is not available); GPU utilisation is NVML's coarser busy time.".into(),
+            "Energy per image: the increase of the GPU's total-energy counter (NVML) between its first and its last reading inside the window, scaled from their interval to the whole window, over the images all jobs trained in it (the sum of their throughputs times the window); the mean power times the window only where the GPU reports no energy counter.".into(),
+            "Host CPU: the jobs' process trees summed, in cores; data wait: share of training time spent waiting for the next batch (median over the jobs).".into(),
+            "Epoch starts: share of the window a job's loader spent starting epochs (the data waits of each epoch's first iteration beyond the mean wait of the others; median over the jobs); — where a job's window held fewer than two epochs of its data set.".into(),
         ],
         simulated: results.simulated,
     }

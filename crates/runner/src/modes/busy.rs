@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::backend::Backend;
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct MpsProcess {
+pub(crate) struct MpsProcess {
     pub pid: u32,
     pub name: String,
     /// Its `CUDA_MPS_PIPE_DIRECTORY`; `Err` when its environment cannot be read.
@@ -18,7 +18,7 @@ pub struct MpsProcess {
 }
 
 /// MPS control daemons and servers running on this host.
-pub fn mps_processes() -> Vec<MpsProcess> {
+pub(crate) fn mps_processes() -> Vec<MpsProcess> {
     let me = std::process::id();
     let Ok(dir) = fs::read_dir("/proc") else { return Vec::new() };
     let mut out = Vec::new();
@@ -66,7 +66,7 @@ fn is_zombie(proc_dir: &Path) -> bool {
 
 /// Why the GPU counts as busy (empty: free). `check_mps`: look for foreign MPS daemons;
 /// `our_pipes`: the pipe directories of the campaign's own (one per GPU).
-pub fn reasons(gpu: &dyn Backend, our_pipes: &[PathBuf], check_mps: bool) -> Result<Vec<String>> {
+pub(crate) fn reasons(gpu: &dyn Backend, our_pipes: &[PathBuf], check_mps: bool) -> Result<Vec<String>> {
     let mut why = Vec::new();
     let is_ours = |d: &str| our_pipes.iter().any(|p| *p.to_string_lossy() == *d);
     if check_mps {
@@ -103,7 +103,7 @@ pub fn reasons(gpu: &dyn Backend, our_pipes: &[PathBuf], check_mps: bool) -> Res
 
 /// As [`reasons`], but a GPU counts as busy only when it still is after `patience` (what a
 /// previous run of ours left, such as an MPS server on its way out, needs a moment to go).
-pub fn reasons_after(
+pub(crate) fn reasons_after(
     gpu: &dyn Backend,
     our_pipes: &[PathBuf],
     check_mps: bool,

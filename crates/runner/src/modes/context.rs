@@ -9,7 +9,7 @@ use crate::options::Tools;
 use crate::progress::Progress;
 
 /// Where and how mode commands run.
-pub struct ModeContext<'a> {
+pub(crate) struct ModeContext<'a> {
     pub gpu_index: u32,
     pub gpu_uuid: &'a str,
     pub tools: &'a Tools,
@@ -22,7 +22,7 @@ pub struct ModeContext<'a> {
 
 /// The campaign's private MPS directories.
 #[derive(Debug, Clone)]
-pub struct MpsDirs {
+pub(crate) struct MpsDirs {
     /// Short path under the temporary directory (the daemon's sockets live there).
     pub pipe: PathBuf,
     pub log: PathBuf,

@@ -26,7 +26,7 @@ struct Created {
     uuid: String,
 }
 
-pub struct Instances {
+pub(crate) struct Instances {
     gpu: u32,
     exec: bool,
     tools: Tools,
@@ -42,7 +42,7 @@ fn smi(tools: &Tools, args: &[&str]) -> Cmd {
 }
 
 /// MIG device UUIDs of GPU `gpu` in `nvidia-smi -L` output.
-pub fn parse_list(text: &str, gpu: u32) -> Vec<String> {
+pub(crate) fn parse_list(text: &str, gpu: u32) -> Vec<String> {
     let mut current: Option<u32> = None;
     let mut out = Vec::new();
     for line in text.lines() {
@@ -68,7 +68,7 @@ fn number_after(text: &str, key: &str) -> Option<u32> {
 }
 
 /// (GPU-instance id, compute-instance id) created, from `nvidia-smi mig -cgi ... -C` output.
-pub fn parse_created(text: &str) -> Vec<(u32, Option<u32>)> {
+pub(crate) fn parse_created(text: &str) -> Vec<(u32, Option<u32>)> {
     let mut out: Vec<(u32, Option<u32>)> = Vec::new();
     for line in text.lines() {
         if line.contains("created GPU instance ID") {
@@ -91,7 +91,7 @@ pub fn parse_created(text: &str) -> Vec<(u32, Option<u32>)> {
 
 /// GPU-instance ids of GPU `gpu` in `nvidia-smi mig -lgi` output; `None` when it is not such
 /// a listing.
-pub fn parse_lgi(text: &str, gpu: u32) -> Option<Vec<u32>> {
+pub(crate) fn parse_lgi(text: &str, gpu: u32) -> Option<Vec<u32>> {
     if text.contains("No GPU instances found") {
         return Some(Vec::new());
     }
@@ -117,7 +117,7 @@ fn slices(profile: &str) -> u32 {
 
 impl Instances {
     /// Creates one instance per job (`profiles[job]`); on failure destroys what it created.
-    pub fn create(ctx: &ModeContext, profiles: &[String]) -> Result<Instances> {
+    pub(crate) fn create(ctx: &ModeContext, profiles: &[String]) -> Result<Instances> {
         let mut inst = Instances {
             gpu: ctx.gpu_index,
             exec: ctx.exec,
@@ -202,7 +202,7 @@ impl Instances {
     }
 
     /// Instances in job order, for `meta.json`.
-    pub fn by_job(&self) -> Vec<MigInstance> {
+    pub(crate) fn by_job(&self) -> Vec<MigInstance> {
         let mut v: Vec<MigInstance> = self
             .created
             .iter()
@@ -218,12 +218,12 @@ impl Instances {
         v
     }
 
-    pub fn all_destroyed(&self) -> bool {
+    pub(crate) fn all_destroyed(&self) -> bool {
         self.destroyed
     }
 
     /// Destroys the instances created (idempotent); checks that they are gone.
-    pub fn destroy(&mut self) -> Result<()> {
+    pub(crate) fn destroy(&mut self) -> Result<()> {
         if self.destroyed {
             return Ok(());
         }
@@ -268,14 +268,14 @@ impl Drop for Instances {
 }
 
 /// The GPU-instance ids on a GPU, from `nvidia-smi mig -i N -lgi`.
-pub fn gpu_instances(tools: &Tools, gpu: u32) -> Result<Vec<u32>> {
+pub(crate) fn gpu_instances(tools: &Tools, gpu: u32) -> Result<Vec<u32>> {
     let g = gpu.to_string();
     let out = smi(tools, &["mig", "-i", &g, "-lgi"]).run()?;
     parse_lgi(&out.text(), gpu).ok_or_else(|| anyhow!("`nvidia-smi mig -i {gpu} -lgi` gave no listing: {}", out.text()))
 }
 
 /// Destroys one compute instance (`ci` given) or GPU instance, retrying while in use.
-pub fn destroy_step(tools: &Tools, progress: &Progress, gpu: u32, gi: u32, ci: Option<u32>) -> Result<()> {
+pub(crate) fn destroy_step(tools: &Tools, progress: &Progress, gpu: u32, gi: u32, ci: Option<u32>) -> Result<()> {
     let (g, gis) = (gpu.to_string(), gi.to_string());
     let cis = ci.map(|c| c.to_string());
     let args: Vec<&str> = match &cis {

@@ -6,27 +6,28 @@
 //! * `mps`, `mps-limited`: [`mps::Daemon`], a private MPS control daemon for this GPU.
 //! * `mig`: [`mig::Instances`], one GPU instance (with its compute instance) per job.
 
-pub mod busy;
+pub(crate) mod busy;
 mod context;
-pub mod mig;
-pub mod mps;
+pub(crate) mod mig;
+pub(crate) mod mps;
 
-pub use context::{ModeContext, MpsDirs};
+pub(crate) use context::{ModeContext, MpsDirs};
 
 use anyhow::Result;
-use colloc_plan::{Mode, PlannedWorkload};
+use colloc_plan::PlannedWorkload;
 use colloc_trace::meta::{MigInfo, MpsInfo};
+use colloc_trace::Mode;
 
 /// What a job gets from the mode: its device and environment.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Placement {
+pub(crate) struct Placement {
     pub device: String,
     pub env: Vec<(String, String)>,
 }
 
 /// The mode as applied.
 #[derive(Debug, Clone)]
-pub struct Applied {
+pub(crate) struct Applied {
     pub jobs: Vec<Placement>,
     pub mps: Option<MpsInfo>,
     pub mig: Option<MigInfo>,
@@ -44,14 +45,14 @@ enum Active {
 }
 
 /// Owns what a mode set up; tears it down once.
-pub struct ModeGuard {
+pub(crate) struct ModeGuard {
     active: Active,
     done: bool,
 }
 
 impl ModeGuard {
     /// Tears down (idempotent). An error means something may be left on the GPU.
-    pub fn teardown(&mut self) -> Result<()> {
+    pub(crate) fn teardown(&mut self) -> Result<()> {
         if self.done {
             return Ok(());
         }
@@ -64,12 +65,12 @@ impl ModeGuard {
     }
 
     /// Whether the run's MPS daemon had died when the run ended.
-    pub fn mps_died(&self) -> bool {
+    pub(crate) fn mps_died(&self) -> bool {
         matches!(&self.active, Active::Mps(d) if d.died())
     }
 
     /// For `meta.json`: whether the MIG instances were destroyed and checked gone.
-    pub fn mig_torn_down(&self) -> bool {
+    pub(crate) fn mig_torn_down(&self) -> bool {
         match &self.active {
             Active::Mig(m) => m.all_destroyed(),
             _ => false,
@@ -86,7 +87,7 @@ impl Drop for ModeGuard {
 }
 
 /// Sets up the workload's mode. An error means the run cannot start (nothing is left set up).
-pub fn apply(ctx: &ModeContext, w: &PlannedWorkload) -> Result<(ModeGuard, Applied)> {
+pub(crate) fn apply(ctx: &ModeContext, w: &PlannedWorkload) -> Result<(ModeGuard, Applied)> {
     let plain = |_: usize| Placement {
         device: ctx.gpu_uuid.to_string(),
         env: vec![("CUDA_VISIBLE_DEVICES".into(), ctx.gpu_uuid.to_string())],

@@ -17,11 +17,11 @@ use crate::leftovers::Leftovers;
 use crate::options::Tools;
 
 /// `CUDA_MPS_PINNED_DEVICE_MEM_LIMIT` for a client that sees one device (ordinal 0).
-pub fn pinned_limit(mib: u64) -> String {
+pub(crate) fn pinned_limit(mib: u64) -> String {
     format!("0={mib}M")
 }
 
-pub struct Daemon {
+pub(crate) struct Daemon {
     pipe: PathBuf,
     log: PathBuf,
     exec: bool,
@@ -40,13 +40,13 @@ fn control(tools: &Tools, pipe: &Path, log: &Path, input: &str) -> Cmd {
 }
 
 /// Asks the daemon at `pipe` for its server list; `Ok(true)` when it answers.
-pub fn answers(tools: &Tools, pipe: &Path, log: &Path) -> Result<(bool, Output)> {
+pub(crate) fn answers(tools: &Tools, pipe: &Path, log: &Path) -> Result<(bool, Output)> {
     let out = control(tools, pipe, log, "get_server_list\n").run()?;
     Ok((out.success, out))
 }
 
 /// Asks the daemon at `pipe` to quit and waits until it no longer answers.
-pub fn quit_at(tools: &Tools, pipe: &Path, log: &Path) -> Result<()> {
+pub(crate) fn quit_at(tools: &Tools, pipe: &Path, log: &Path) -> Result<()> {
     let out = control(tools, pipe, log, "quit\n").run()?;
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
@@ -62,7 +62,7 @@ pub fn quit_at(tools: &Tools, pipe: &Path, log: &Path) -> Result<()> {
 }
 
 impl Daemon {
-    pub fn start(ctx: &ModeContext) -> Result<Daemon> {
+    pub(crate) fn start(ctx: &ModeContext) -> Result<Daemon> {
         let pipe = ctx.mps_dirs.pipe.clone();
         let log = ctx.mps_dirs.log.clone();
         let mut d = Daemon {
@@ -127,7 +127,7 @@ impl Daemon {
     }
 
     /// Environment of an MPS client of this daemon.
-    pub fn client_env(&self) -> Vec<(String, String)> {
+    pub(crate) fn client_env(&self) -> Vec<(String, String)> {
         if !self.exec {
             return Vec::new();
         }
@@ -140,7 +140,7 @@ impl Daemon {
     /// Where the jobs look for this daemon: the pipe directory it gives its clients, or (a
     /// daemon that runs no command) the runner's own `CUDA_MPS_PIPE_DIRECTORY`, which the
     /// jobs inherit.
-    pub fn client_pipe(&self) -> Option<String> {
+    pub(crate) fn client_pipe(&self) -> Option<String> {
         if self.exec {
             Some(self.pipe.to_string_lossy().into())
         } else {
@@ -148,7 +148,7 @@ impl Daemon {
         }
     }
 
-    pub fn pipe_display(&self) -> String {
+    pub(crate) fn pipe_display(&self) -> String {
         if self.exec {
             self.pipe.to_string_lossy().into()
         } else {
@@ -156,7 +156,7 @@ impl Daemon {
         }
     }
 
-    pub fn log_display(&self) -> String {
+    pub(crate) fn log_display(&self) -> String {
         if self.exec {
             self.log.to_string_lossy().into()
         } else {
@@ -165,12 +165,12 @@ impl Daemon {
     }
 
     /// Whether the daemon had died when the run ended (found by [`Daemon::quit`]).
-    pub fn died(&self) -> bool {
+    pub(crate) fn died(&self) -> bool {
         self.died
     }
 
     /// Stops the daemon (idempotent).
-    pub fn quit(&mut self) -> Result<()> {
+    pub(crate) fn quit(&mut self) -> Result<()> {
         if !self.running {
             return Ok(());
         }
@@ -202,7 +202,7 @@ const CLIENT_PATIENCE: Duration = Duration::from_secs(2);
 /// run's daemon, whose clients look for it in `client_pipe`; a job not listed as one is
 /// asked about again for up to [`CLIENT_PATIENCE`]. A driver that cannot list MPS clients
 /// makes the check not possible, with the reason, rather than failed.
-pub fn check_clients(gpu: &dyn Backend, pids: &[Option<u32>], client_pipe: Option<&str>) -> MpsClientCheck {
+pub(crate) fn check_clients(gpu: &dyn Backend, pids: &[Option<u32>], client_pipe: Option<&str>) -> MpsClientCheck {
     let deadline = Instant::now() + CLIENT_PATIENCE;
     loop {
         let check = list_clients(gpu, pids, client_pipe);
@@ -235,7 +235,7 @@ fn list_clients(gpu: &dyn Backend, pids: &[Option<u32>], client_pipe: Option<&st
 
 /// Why the run fails when the check found jobs that the daemon does not serve (`models`:
 /// each job's model); `None` when it serves every job or the check was not possible.
-pub fn unserved(check: &MpsClientCheck, models: &[String]) -> Option<String> {
+pub(crate) fn unserved(check: &MpsClientCheck, models: &[String]) -> Option<String> {
     let why: Vec<String> = check
         .jobs
         .iter()

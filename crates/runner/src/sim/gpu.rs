@@ -4,8 +4,9 @@
 
 use anyhow::{bail, Result};
 use colloc_plan::perf::{model_workload, GIB};
-use colloc_plan::{GpuTarget, Mode, PlannedWorkload};
+use colloc_plan::{GpuTarget, PlannedWorkload};
 use colloc_trace::meta::{DriverListing, GpuInfo};
+use colloc_trace::Mode;
 use std::collections::BTreeMap;
 
 use super::job::{FakeParams, PARAMS_ENV};
@@ -74,7 +75,7 @@ impl SimOptions {
 }
 
 /// The simulated GPU.
-pub struct SimGpu {
+pub(crate) struct SimGpu {
     index: u32,
     uuid: String,
     name: String,
@@ -86,7 +87,7 @@ impl SimGpu {
     /// GPU `index`, looking like `target`. With `opts.mig_mode == None`, MIG mode is as each
     /// workload needs it (as if MIG workloads ran on a second, MIG-enabled GPU, the way the
     /// paper's authors ran them).
-    pub fn new(index: u32, target: &GpuTarget, opts: &SimOptions) -> SimGpu {
+    pub(crate) fn new(index: u32, target: &GpuTarget, opts: &SimOptions) -> SimGpu {
         SimGpu {
             index,
             uuid: format!("GPU-5e5e5e5e-0000-4000-8000-{index:012}"),

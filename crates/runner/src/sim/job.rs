@@ -30,9 +30,10 @@
 //! the model's speed for a GPU without a speed table), at the time scale in
 //! `COLLOC_FAKE_TIME_SCALE` (default 1).
 
-use colloc_plan::{GpuTarget, Mode, PlannedJob, PlannedWorkload};
+use colloc_plan::{GpuTarget, PlannedJob, PlannedWorkload};
 use colloc_trace::events::{EndReason, ErrorKind, Event, EventBody, PROTOCOL_VERSION};
 use colloc_trace::jobfile::{JobFile, JobProtocol};
+use colloc_trace::Mode;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
 use std::path::Path;
@@ -43,11 +44,11 @@ use std::time::Duration;
 use super::model::Rng;
 use crate::faults;
 
-pub const PARAMS_ENV: &str = "COLLOC_FAKE_SIM";
+pub(super) const PARAMS_ENV: &str = "COLLOC_FAKE_SIM";
 
 /// What the runner tells a simulated job about itself.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FakeParams {
+pub(super) struct FakeParams {
     pub time_scale: f64,
     pub seed: u64,
     pub images_per_second: f64,

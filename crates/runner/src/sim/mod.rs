@@ -11,5 +11,6 @@ mod job;
 mod model;
 mod telemetry;
 
-pub use gpu::{SimForeign, SimGpu, SimOptions};
+pub(crate) use gpu::SimGpu;
+pub use gpu::{SimForeign, SimOptions};
 pub use job::main as fake_job;

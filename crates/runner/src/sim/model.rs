@@ -5,7 +5,7 @@
 use colloc_plan::GpuTarget;
 
 /// Board power limit of the simulated GPU: the GPU table's (300 W for a plan without one).
-pub fn power_limit_watts(gpu: &GpuTarget) -> f64 {
+pub(super) fn power_limit_watts(gpu: &GpuTarget) -> f64 {
     if gpu.power_limit_watts > 0.0 {
         gpu.power_limit_watts
     } else {
@@ -15,15 +15,15 @@ pub fn power_limit_watts(gpu: &GpuTarget) -> f64 {
 
 /// A small deterministic random number generator (SplitMix64).
 #[derive(Debug, Clone)]
-pub struct Rng(u64);
+pub(super) struct Rng(u64);
 
 impl Rng {
-    pub fn new(seed: u64) -> Rng {
+    pub(super) fn new(seed: u64) -> Rng {
         Rng(seed ^ 0x9E37_79B9_7F4A_7C15)
     }
 
     /// A seed from a base seed and a name (a run id, a job index).
-    pub fn derive(seed: u64, name: &str) -> Rng {
+    pub(super) fn derive(seed: u64, name: &str) -> Rng {
         let mut h = seed ^ 0xCBF2_9CE4_8422_2325;
         for b in name.bytes() {
             h = (h ^ b as u64).wrapping_mul(0x1000_0000_01B3);
@@ -31,7 +31,7 @@ impl Rng {
         Rng::new(h)
     }
 
-    pub fn next_u64(&mut self) -> u64 {
+    pub(super) fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -40,16 +40,16 @@ impl Rng {
     }
 
     /// Uniform in [0, 1).
-    pub fn unit(&mut self) -> f64 {
+    pub(super) fn unit(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 
-    pub fn range(&mut self, lo: f64, hi: f64) -> f64 {
+    pub(super) fn range(&mut self, lo: f64, hi: f64) -> f64 {
         lo + (hi - lo) * self.unit()
     }
 
     /// `1 ± spread` (uniform).
-    pub fn jitter(&mut self, spread: f64) -> f64 {
+    pub(super) fn jitter(&mut self, spread: f64) -> f64 {
         1.0 + spread * (2.0 * self.unit() - 1.0)
     }
 }

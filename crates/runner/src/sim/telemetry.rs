@@ -11,7 +11,7 @@ use super::model::{power_limit_watts, Rng};
 use crate::jobs::Phase;
 use crate::telemetry::{Gaps, GpuRow, GpuSource, JobState, Num, ProcRow};
 
-pub struct SimSource {
+pub(super) struct SimSource {
     model: WorkloadModel,
     tdp: f64,
     clocks: (f64, f64),
@@ -36,15 +36,15 @@ const FAILING_COLUMNS: [&str; 6] =
     ["power_w", "energy_j", "sm_activity_pct", "sm_occupancy_pct", "tensor_activity_pct", "dram_bw_util_pct"];
 
 /// What the simulated driver answers when it fails mid-run (the error of an NVML call).
-pub const SIM_NVML_ERROR: &str = "Unknown Error (the simulated driver fails from now on)";
+pub(super) const SIM_NVML_ERROR: &str = "Unknown Error (the simulated driver fails from now on)";
 
 /// The pid of the simulated foreign process: above the largest pid Linux gives (2^22).
-pub const FOREIGN_PID: u32 = (1 << 22) + 1;
+pub(super) const FOREIGN_PID: u32 = (1 << 22) + 1;
 
 impl SimSource {
     /// `mig_devices[job]` = GPU-instance id and `mig_memory[job]` its slice's memory in bytes,
     /// in MIG mode.
-    pub fn new(
+    pub(super) fn new(
         gpu: &GpuTarget,
         model: WorkloadModel,
         seed: u64,
@@ -86,14 +86,14 @@ impl SimSource {
 
     /// With a foreign process on the GPU `after` real seconds after the release, holding
     /// `bytes` of memory.
-    pub fn with_foreign(mut self, foreign: Option<(f64, u64)>) -> SimSource {
+    pub(super) fn with_foreign(mut self, foreign: Option<(f64, u64)>) -> SimSource {
         self.foreign = foreign;
         self
     }
 
     /// With NVML failing to read power, energy and the GPM metrics from `after` real seconds
     /// after the release on.
-    pub fn with_nvml_errors(mut self, after: Option<f64>) -> SimSource {
+    pub(super) fn with_nvml_errors(mut self, after: Option<f64>) -> SimSource {
         self.nvml_errors_after = after;
         self
     }

@@ -19,8 +19,8 @@
 //! with when it was first and last seen and the most GPU memory it held; the run's
 //! `meta.json` lists them under `telemetry.foreign_processes`.
 
-pub mod nvml;
-pub mod procfs;
+pub(crate) mod nvml;
+pub(crate) mod procfs;
 
 use anyhow::{Context, Result};
 use colloc_trace::meta::ForeignProcess;
@@ -40,16 +40,16 @@ use crate::jobs::Phase;
 
 /// What the sampler knows of a job.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct JobState {
+pub(crate) struct JobState {
     pub pid: Option<u32>,
     pub phase: Phase,
 }
 
-pub type SharedJobs = Arc<Mutex<Vec<JobState>>>;
+pub(crate) type SharedJobs = Arc<Mutex<Vec<JobState>>>;
 
 /// A number in a CSV field.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Num {
+pub(crate) enum Num {
     F(f64),
     U(u64),
 }
@@ -71,23 +71,23 @@ impl Num {
 
 /// One row of `telemetry.csv.gz` without its time stamps.
 #[derive(Debug, Clone, PartialEq)]
-pub struct GpuRow {
+pub(crate) struct GpuRow {
     pub instance: i64,
     values: Vec<Option<Num>>,
 }
 
 impl GpuRow {
-    pub fn new(instance: i64) -> Self {
+    pub(crate) fn new(instance: i64) -> Self {
         GpuRow { instance, values: vec![None; GPU_COLUMNS.len()] }
     }
 
     /// Sets a column by name (names of `GPU_COLUMNS`).
-    pub fn set(&mut self, column: &str, v: Num) {
+    pub(crate) fn set(&mut self, column: &str, v: Num) {
         self.values[Self::index(column)] = Some(v);
     }
 
     /// Empties a column by name: a value that could not be read.
-    pub fn clear(&mut self, column: &str) {
+    pub(crate) fn clear(&mut self, column: &str) {
         self.values[Self::index(column)] = None;
     }
 
@@ -98,7 +98,7 @@ impl GpuRow {
 
 /// One row of `processes.csv.gz` without its time stamps.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ProcRow {
+pub(crate) struct ProcRow {
     pub job: u32,
     pub pids: u32,
     pub cpu_pct: Option<f64>,
@@ -108,7 +108,7 @@ pub struct ProcRow {
 
 /// Which metrics were missing, how often, and why.
 #[derive(Debug, Default)]
-pub struct Gaps {
+pub(crate) struct Gaps {
     /// Column → why → how many rows.
     missing: BTreeMap<String, BTreeMap<String, u64>>,
     rows: BTreeMap<&'static str, u64>,
@@ -116,13 +116,13 @@ pub struct Gaps {
 
 impl Gaps {
     /// A missing value in a whole-GPU row (`instance == false`) or a MIG-instance row.
-    pub fn miss(&mut self, column: &str, instance: bool, reason: impl FnOnce() -> String) {
+    pub(crate) fn miss(&mut self, column: &str, instance: bool, reason: impl FnOnce() -> String) {
         let key = if instance { format!("{column} (MIG instance rows)") } else { column.to_string() };
         *self.missing.entry(key).or_default().entry(reason()).or_insert(0) += 1;
     }
 
     /// A missing value in `processes.csv.gz`.
-    pub fn miss_process(&mut self, column: &str, reason: impl FnOnce() -> String) {
+    pub(crate) fn miss_process(&mut self, column: &str, reason: impl FnOnce() -> String) {
         *self.missing.entry(format!("processes.{column}")).or_default().entry(reason()).or_insert(0) += 1;
     }
 
@@ -133,7 +133,7 @@ impl Gaps {
     /// `meta.json` → `telemetry.unavailable`: per column, how many rows lack it and every
     /// reason with its count (`missing in 3 of 120 rows: the first sample (GPM compares two
     /// samples) (1 row); GPM: … (2 rows)`), or the one reason when no row has it.
-    pub fn report(&self) -> BTreeMap<String, String> {
+    pub(crate) fn report(&self) -> BTreeMap<String, String> {
         self.missing
             .iter()
             .map(|(k, whys)| {
@@ -177,7 +177,7 @@ pub fn energy_every(rate_hz: f64) -> u64 {
 }
 
 /// A source of GPU samples.
-pub trait GpuSource: Send {
+pub(crate) trait GpuSource: Send {
     /// `nvml` or `simulated`.
     fn name(&self) -> &'static str;
     /// The whole GPU's row (instance -1) and one per MIG instance. The energy counter is
@@ -197,7 +197,7 @@ pub trait GpuSource: Send {
 
 /// The processes on the GPU that are no job's, across the samples of a run.
 #[derive(Debug, Default)]
-pub struct ForeignTracker {
+pub(crate) struct ForeignTracker {
     /// Every pid seen in a job's process tree during the run (a job's process that has
     /// exited may stay listed by the driver for a moment).
     ours: HashSet<u32>,
@@ -207,7 +207,7 @@ pub struct ForeignTracker {
 impl ForeignTracker {
     /// Notes the GPU's processes (`on_gpu`: pid → memory) at `mono`, the jobs' pids being
     /// `ours`; returns those seen for the first time.
-    pub fn observe(
+    pub(crate) fn observe(
         &mut self,
         mono: f64,
         on_gpu: &HashMap<u32, Option<u64>>,
@@ -239,13 +239,13 @@ impl ForeignTracker {
     }
 
     /// Every foreign process seen, by pid.
-    pub fn report(&self) -> Vec<ForeignProcess> {
+    pub(crate) fn report(&self) -> Vec<ForeignProcess> {
         self.seen.values().cloned().collect()
     }
 }
 
 /// What the progress output says when a foreign process first appears on the GPU.
-pub fn foreign_warning(f: &ForeignProcess) -> String {
+pub(crate) fn foreign_warning(f: &ForeignProcess) -> String {
     let mem = f.gpu_memory_bytes.map(|b| format!(", {:.2} GiB", b as f64 / (1u64 << 30) as f64)).unwrap_or_default();
     format!(
         "warning: foreign process {} ({}{mem}) appeared on the GPU; this run's numbers are disturbed",
@@ -256,7 +256,7 @@ pub fn foreign_warning(f: &ForeignProcess) -> String {
 
 /// What a finished sampler reports.
 #[derive(Debug, Clone, Default)]
-pub struct Report {
+pub(crate) struct Report {
     pub rate_hz: f64,
     pub samples: u64,
     pub source: String,
@@ -412,7 +412,7 @@ fn paced_energy(rows: &mut [GpuRow], gaps: &mut Gaps, every: u64, rate_hz: f64) 
 }
 
 /// The running sampler thread. Dropping it stops the thread.
-pub struct Sampler {
+pub(crate) struct Sampler {
     stop: Arc<AtomicBool>,
     handle: Option<JoinHandle<Result<Report>>>,
 }
@@ -429,7 +429,7 @@ impl Sampler {
     /// Starts sampling into `dir/telemetry.csv.gz` and `dir/processes.csv.gz`; with
     /// `rate_hz == 0` writes both files with their header only. `on_foreign` is told of each
     /// foreign process when it first appears.
-    pub fn start(
+    pub(crate) fn start(
         dir: &Path,
         rate_hz: f64,
         source: Box<dyn GpuSource>,
@@ -507,7 +507,7 @@ impl Sampler {
     }
 
     /// Stops the thread and returns its report (the files are complete and synced).
-    pub fn stop(mut self) -> Result<Report> {
+    pub(crate) fn stop(mut self) -> Result<Report> {
         self.stop.store(true, Ordering::SeqCst);
         match self.handle.take().expect("joined once").join() {
             Ok(r) => r,

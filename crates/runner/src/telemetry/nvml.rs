@@ -27,7 +27,7 @@ struct MigTarget {
     prev: Option<GpmSample<'static>>,
 }
 
-pub struct NvmlSource {
+pub(crate) struct NvmlSource {
     nvml: &'static Nvml,
     dev: Device<'static>,
     /// `Err(reason)` when GPM cannot be used.
@@ -38,7 +38,7 @@ pub struct NvmlSource {
 
 impl NvmlSource {
     /// `mig_devices`: (GPU-instance id, MIG device UUID) of the run's instances.
-    pub fn new(nvml: &'static Nvml, dev: Device<'static>, mig_devices: &[(u32, String)]) -> NvmlSource {
+    pub(crate) fn new(nvml: &'static Nvml, dev: Device<'static>, mig_devices: &[(u32, String)]) -> NvmlSource {
         let gpm = match dev.gpm_support() {
             Ok(true) => Ok(()),
             Ok(false) => Err("GPM is not supported by this GPU (Hopper or newer needed)".to_string()),

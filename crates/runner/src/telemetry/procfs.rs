@@ -6,7 +6,7 @@ use std::fs;
 
 /// One process as `/proc/<pid>/stat` describes it.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Stat {
+pub(crate) struct Stat {
     pub pid: u32,
     pub ppid: u32,
     /// utime + stime, clock ticks.
@@ -17,7 +17,7 @@ pub struct Stat {
 }
 
 /// Parses the text of `/proc/<pid>/stat` (the command name may hold spaces and parentheses).
-pub fn parse_stat(text: &str) -> Option<Stat> {
+pub(crate) fn parse_stat(text: &str) -> Option<Stat> {
     let open = text.find('(')?;
     let close = text.rfind(')')?;
     let pid = text[..open].trim().parse().ok()?;
@@ -34,7 +34,7 @@ pub fn parse_stat(text: &str) -> Option<Stat> {
 }
 
 /// Every process on the host.
-pub fn scan() -> Vec<Stat> {
+pub(crate) fn scan() -> Vec<Stat> {
     let Ok(dir) = fs::read_dir("/proc") else { return Vec::new() };
     dir.flatten()
         .filter_map(|e| {
@@ -49,7 +49,7 @@ pub fn scan() -> Vec<Stat> {
 }
 
 /// `root` and its descendants among `procs`.
-pub fn tree(root: u32, procs: &[Stat]) -> Vec<Stat> {
+pub(crate) fn tree(root: u32, procs: &[Stat]) -> Vec<Stat> {
     let mut children: HashMap<u32, Vec<usize>> = HashMap::new();
     let mut by_pid: HashMap<u32, usize> = HashMap::new();
     for (i, p) in procs.iter().enumerate() {
@@ -74,7 +74,7 @@ pub fn tree(root: u32, procs: &[Stat]) -> Vec<Stat> {
 
 /// The value of `key` in the environment process `pid` started with (`Some(None)`: not
 /// set); `None` when the process is gone, a zombie, or its environment is unreadable.
-pub fn env_var(pid: u32, key: &str) -> Option<Option<String>> {
+pub(crate) fn env_var(pid: u32, key: &str) -> Option<Option<String>> {
     let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     if stat.rsplit_once(')').is_none_or(|(_, rest)| rest.trim_start().starts_with('Z')) {
         return None;
@@ -89,7 +89,7 @@ pub fn env_var(pid: u32, key: &str) -> Option<Option<String>> {
 
 /// The command name of process `pid` (`/proc/<pid>/comm`); `None` when it is gone or
 /// unreadable.
-pub fn comm(pid: u32) -> Option<String> {
+pub(crate) fn comm(pid: u32) -> Option<String> {
     let c = fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
     let c = c.trim();
     (!c.is_empty()).then(|| c.to_string())
@@ -97,7 +97,7 @@ pub fn comm(pid: u32) -> Option<String> {
 
 /// One job's usage at a sample.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Usage {
+pub(crate) struct Usage {
     pub pids: Vec<u32>,
     /// % of one core since the previous sample (for a new process: since it started).
     pub cpu_pct: Option<f64>,
@@ -105,7 +105,7 @@ pub struct Usage {
 }
 
 /// CPU accounting across samples.
-pub struct CpuMeter {
+pub(crate) struct CpuMeter {
     clk_tck: f64,
     page_size: u64,
     /// (pid, start) → cpu ticks at the previous sample.
@@ -120,7 +120,7 @@ impl Default for CpuMeter {
 }
 
 impl CpuMeter {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         // SAFETY: sysconf has no preconditions.
         let clk = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
@@ -133,7 +133,7 @@ impl CpuMeter {
     }
 
     /// Usage of each root's tree; `None` for a root without a pid or no longer running.
-    pub fn sample(&mut self, roots: &[Option<u32>]) -> Vec<Option<Usage>> {
+    pub(crate) fn sample(&mut self, roots: &[Option<u32>]) -> Vec<Option<Usage>> {
         let uptime = fs::read_to_string("/proc/uptime")
             .ok()
             .and_then(|t| t.split_whitespace().next().and_then(|s| s.parse::<f64>().ok()));

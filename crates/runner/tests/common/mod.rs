@@ -2,12 +2,13 @@
 #![allow(dead_code)]
 
 use colloc_plan::{
-    JobData, Mode, MpsLimits, Plan, PlannedJob, PlannedWorkload, ProtocolKind, ProtocolPlan, Totals, Training,
+    JobData, MpsLimits, Plan, PlannedJob, PlannedWorkload, ProtocolKind, ProtocolPlan, Totals, Training,
 };
 use colloc_runner::{ProgressMode, RunOptions, SimOptions};
 use colloc_trace::events::{Event, EventBody};
 use colloc_trace::jobfile::DataSource;
 use colloc_trace::meta::RunMeta;
+use colloc_trace::Mode;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
