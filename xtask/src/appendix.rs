@@ -295,7 +295,7 @@ pub fn render(i: &Inputs) -> Result<String> {
         writeln!(w, "## A.4 The quick protocol against whole epochs\n")?;
         writeln!(
             w,
-            "Campaign {} ({} runs) measured {} workloads under a window protocol and again under whole epochs in the same invocations: {within} of them are within ±{:.0}% in both the aggregate ratio (STP) and the per-job epoch time{}. The table `{}/protocol_validation.md` and the figure `{}/protocol_validation.png` are made from its traces ({}, verified like the shipped ones); its README says why the others differ.\n",
+            "Campaign {} ({} runs) measured {} workloads under a window protocol and again under whole epochs in the same invocations: {within} of them are within ±{:.0}% in both the STP and the per-job epoch time{}. The table `{}/protocol_validation.md` and the figure `{}/protocol_validation.png` are made from its traces ({}, verified like the shipped ones); its README says why the others differ.\n",
             md_code(vname),
             vr.runs.len(),
             pv.len(),

@@ -217,7 +217,7 @@ fn phrases_h200(r: &Results) -> Vec<String> {
     let (lo, hi) = extremes(near.iter().map(|m| m.0));
     let signed = |x: f64| format!("{:+.1}%", 100.0 * x).replace('-', "−");
     out.push(format!(
-        "In {} of the {} runs the second attempt's aggregate ratio lies within {} to {} of the first's",
+        "In {} of the {} runs the second attempt's STP lies within {} to {} of the first's",
         near.len(),
         moved.len(),
         signed(lo),

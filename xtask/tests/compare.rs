@@ -79,7 +79,7 @@ fn the_shipped_campaign_agrees_with_itself() {
     assert!(md.contains("## Baselines per host") && md.contains("STP base [95 %]"), "{md}");
     assert!(md.contains("## Claims") && md.contains("| C1 |"), "{md}");
     let svg = std::fs::read_to_string(tmp.path().join("compare.svg")).unwrap();
-    assert!(svg.contains("aggregate ratio, STP") && svg.contains("y = x") && svg.contains("differs (0)"), "{svg}");
+    assert!(svg.contains(": STP (×)") && svg.contains("y = x") && svg.contains("differs (0)"), "{svg}");
     assert!(std::fs::read(tmp.path().join("compare.png")).unwrap().starts_with(b"\x89PNG"));
 }
 

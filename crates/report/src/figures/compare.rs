@@ -84,7 +84,7 @@ where
     DB::ErrorType: 'static,
 {
     let simulated = c.base.simulated || c.new.simulated;
-    let body = super::header(root, "New against base: aggregate ratio per workload", &side_line(c), simulated)?;
+    let body = super::header(root, "New against base: STP per workload", &side_line(c), simulated)?;
     let keys = legend_keys(c, has_source(c, false), has_source(c, true));
     let (plot, strip) = super::with_legend(&body, &keys);
     let pts = points(c);
@@ -111,8 +111,8 @@ where
     let tick = |v: &f64| format_tick(*v);
     chart
         .configure_mesh()
-        .x_desc(format!("base {}: aggregate ratio, STP (×)", c.base.label))
-        .y_desc(format!("new {}: aggregate ratio, STP (×)", c.new.label))
+        .x_desc(format!("base {}: STP (×)", c.base.label))
+        .y_desc(format!("new {}: STP (×)", c.new.label))
         .label_style(font(16.0).color(&INK))
         .axis_desc_style(font(18.0).color(&INK))
         .x_labels(8)

@@ -189,8 +189,12 @@ fn panels(r: &Results, p: &Plan) -> (Vec<(String, BarPanel)>, Marks) {
             s.data.clone(),
             BarPanel {
                 title,
-                value_desc: if p.use_ratio { "Σ job throughput / alone (×)" } else { "Aggregate throughput (img/s)" }
-                    .into(),
+                value_desc: if p.use_ratio {
+                    "STP: Σ job throughput / alone (×)"
+                } else {
+                    "Aggregate throughput (img/s)"
+                }
+                .into(),
                 colors: p.modes.iter().map(|m| mode_color(*m)).collect(),
                 groups,
                 ref_line: p.use_ratio.then_some(1.0),

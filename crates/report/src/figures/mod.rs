@@ -173,9 +173,9 @@ impl Figure {
 
     pub(crate) fn title(self, r: &Results) -> String {
         match self {
-            Figure::AggregateRatio => "Aggregate throughput vs. collocated jobs".to_string(),
+            Figure::AggregateRatio => "STP vs. collocated jobs".to_string(),
             Figure::EpochTime => "Per-job epoch time vs. collocated jobs".to_string(),
-            Figure::Mixes => "Heterogeneous mixes: aggregate throughput ratio by mode".to_string(),
+            Figure::Mixes => "Heterogeneous mixes: STP by mode".to_string(),
             Figure::Interference => "Interference between job classes in the mixes".to_string(),
             Figure::Utilisation => match timeline_labels(r).as_slice() {
                 [] => "GPU activity over time".to_string(),
@@ -185,9 +185,7 @@ impl Figure {
             Figure::Energy => "Energy per image vs. collocated jobs".to_string(),
             Figure::DataLoading => "Data loading, one model per workload: synthetic vs. generated data".to_string(),
             Figure::DataLoadingMixes => "Data loading in the mixes: synthetic vs. generated data".to_string(),
-            Figure::ProtocolValidation => {
-                "Protocol validation: aggregate ratio (STP), window vs. whole epochs".to_string()
-            }
+            Figure::ProtocolValidation => "Protocol validation: STP, window vs. whole epochs".to_string(),
             Figure::EpochStarts => "Epoch starts inside the measurement window".to_string(),
         }
     }
@@ -225,7 +223,7 @@ impl Figure {
             ),
             Figure::Memory => format!("Peak device memory used on the GPU in the window per workload (median over repetitions, bars min–max), per mode, one panel per model, {sections}; the diamond is the model alone, the dashed line the GPU's memory, crosses mark job counts at which some mode ran out of memory."),
             Figure::Energy => format!("The increase of the GPU's total-energy counter over the window divided by the images trained in it, per mode, one panel per model, {sections}; the dashed line is the model alone on the whole GPU (the median of its runs), a cross on the axis marks a job count at which some mode ran out of memory."),
-            Figure::ProtocolValidation => "Each workload's aggregate ratio (STP) under the window protocol and under whole epochs (the median over repetitions, bars min–max), in the same campaign on the same host; each row names the jobs, the mode (MPS-limited with the MIG slices it stands in for) and the STP difference (window / epochs − 1); ! marks the workloads whose STP or per-job epoch time differ by more than the goal (the table protocol_validation has both).".to_string(),
+            Figure::ProtocolValidation => "Each workload's STP under the window protocol and under whole epochs (the median over repetitions, bars min–max), in the same campaign on the same host; each row names the jobs, the mode (MPS-limited with the MIG slices it stands in for) and the STP difference (window / epochs − 1); ! marks the workloads whose STP or per-job epoch time differ by more than the goal (the table protocol_validation has both).".to_string(),
             Figure::EpochStarts => "Per homogeneous workload whose jobs' windows held two epochs of their data set or more, the share of the window a job's loader spent starting epochs: the data waits of each epoch's first iteration beyond the mean wait of the others (median over jobs and repetitions, bars min–max). A generated set of 5% of CIFAR-10's count is 19 iterations an epoch, so one job alone starts 5 to 6 epochs in its window and loses more of it than collocated jobs do; a workload without a bar held fewer than two epochs in its window (on the whole set, 390 iterations an epoch, none does).".to_string(),
             Figure::DataLoading => "The workloads of one model measured both with synthetic data and with generated image files, grouped under their model, one row per job count and mode: aggregate throughput (median over repetitions, bars min–max) and the share of its time a job waited for data (median over the jobs, bars min–max).".to_string(),
             Figure::DataLoadingMixes => "The mixes measured both with synthetic data and with generated image files, grouped under their mix, one row per mode: aggregate throughput (median over repetitions, bars min–max) and the share of its time a job waited for data (median over the jobs, bars min–max).".to_string(),

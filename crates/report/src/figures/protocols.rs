@@ -79,7 +79,7 @@ where
             ps.len(),
             PROTOCOL_GOAL * 100.0,
         ),
-        value_desc: "Aggregate ratio, STP: Σ job throughput / alone (×)".into(),
+        value_desc: "STP: Σ job throughput / alone (×)".into(),
         colors: vec![protocol_color(true), protocol_color(false)],
         groups,
         ref_line: None,

@@ -42,7 +42,7 @@ impl Metric {
     }
     fn y_desc(self) -> &'static str {
         match self {
-            Metric::Ratio => "Aggregate throughput / alone (×)",
+            Metric::Ratio => "STP: Σ job throughput / alone (×)",
             Metric::EpochTime => "Per-job epoch time (s)",
             Metric::Energy => "Energy per image (J)",
             Metric::Memory => "Peak device memory used (GiB)",
@@ -51,7 +51,7 @@ impl Metric {
     /// What the campaign lacks when no panel has a value.
     fn missing(self) -> &'static str {
         match self {
-            Metric::Ratio => "a throughput ratio",
+            Metric::Ratio => "an STP",
             Metric::EpochTime => "an epoch time",
             Metric::Energy => "an energy counter",
             Metric::Memory => "device memory",

@@ -75,7 +75,7 @@ pub(crate) fn validation(results: &Results) -> Option<Table> {
         .map(|p| format!("{} {}", p.label, mode_layout(p.mode, &p.layout)))
         .collect();
     let mut notes = vec![
-        Prose::from("Runs: repetitions with an aggregate ratio under ").code(&window).own(" / under ").code(&epochs).own(". STP: the jobs' throughputs each over the same model alone on the whole GPU under the same protocol, summed (the median over repetitions)."),
+        Prose::from("Runs: repetitions with an STP under ").code(&window).own(" / under ").code(&epochs).own(". STP: the jobs' throughputs each over the same model alone on the whole GPU under the same protocol, summed (the median over repetitions)."),
         Prose::from("Epoch time: the dataset's training images over a job's throughput, the median over jobs and repetitions: under ").code(&window).own(" in its common window, under ").code(&epochs).own(" from the jobs' epoch_end events (training seconds, validation left out) of every epoch after the first, which carries the start-up; collocated jobs' epochs need not coincide."),
         Prose::from("95% CI, ").trace(&window).own(": the precision of the window's throughputs (below); a difference within it is noise of the window as much as a bias of the protocol. Epoch start, ").trace(&epochs).own(": the seconds an epoch after the first loses at its start (the loader's workers restarting, their queues refilling), beyond its first interval's images at the rate of the epoch's other intervals, the median over jobs and repetitions: a window inside one epoch does not see it, so the window's epoch time is short by about this much."),
         Prose::from("Difference: ").trace(&window).own(" / ").trace(&epochs).own(format!(" − 1. Within {goal}: both differences within ±{goal}, the goal of the quick protocol; NO marks the workloads outside it.")),
@@ -93,7 +93,7 @@ pub(crate) fn validation(results: &Results) -> Option<Table> {
             .code(&epochs)
             .own(" (whole epochs), in the same campaign (")
             .code(&results.provenance.campaign)
-            .own(") on the same host: aggregate ratio (STP) and per-job epoch time under each, and their difference."),
+            .own(") on the same host: STP and per-job epoch time under each, and their difference."),
         columns: vec![
             Column::text("Exp."),
             Column::text("Workload"),

@@ -164,7 +164,7 @@ pub(crate) fn homogeneous(results: &Results) -> Table {
         ],
         rows,
         notes: [
-            "STP (system throughput, the throughput ratio): the sum over jobs of each job's throughput over the same model's alone on the whole GPU.".into(),
+            "STP (system throughput): the sum over jobs of each job's throughput over the same model's alone on the whole GPU.".into(),
             "ANTT (average normalised turnaround time): the mean over jobs of the model's throughput alone over the job's; 1 is as fast as alone, higher is slower.".into(),
             "Fairness: the lowest normalised throughput of a workload's jobs over the highest; 1 is even progress.".into(),
             "Per-job epoch time: statistics over every job of every repetition.".into(),
