@@ -43,7 +43,8 @@ pub fn measured_seconds(results: &Results, workloads: &BTreeSet<&str>) -> (usize
 /// The size in bytes of the traces: `SHA256SUMS` and every file it lists.
 fn traces_size(dir: &Path) -> Result<(usize, u64)> {
     let sums = dir.join("SHA256SUMS");
-    let text = std::fs::read_to_string(&sums)?;
+    let text = colloc_trace::limits::read_file_text(&sums, colloc_trace::limits::MAX_MANIFEST_BYTES)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", sums.display()))?;
     let mut bytes = std::fs::metadata(&sums)?.len();
     let mut files = 0;
     for line in text.lines() {

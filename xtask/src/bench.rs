@@ -65,7 +65,9 @@ fn scaled_copy(src: &Path, copies: usize, into: &Path) -> Result<PathBuf> {
     names.sort();
     for k in 0..copies {
         for from in &names {
-            let text = std::fs::read_to_string(from.join(colloc_trace::layout::META))?;
+            let meta = from.join(colloc_trace::layout::META);
+            let text = colloc_trace::limits::read_file_text(&meta, colloc_trace::limits::MAX_META_BYTES)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", meta.display()))?;
             let mut meta: serde_json::Value = serde_json::from_str(&text)?;
             let id = meta["workload_id"].as_str().context("meta.json without a workload_id")?.to_string();
             let rep = meta["repetition"].as_u64().context("meta.json without a repetition")? + 1000 * k as u64;

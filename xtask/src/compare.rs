@@ -121,7 +121,8 @@ fn campaign_of(dir: &Path) -> Result<Option<String>> {
         .collect();
     names.sort();
     let Some(meta) = names.first() else { return Ok(None) };
-    let text = std::fs::read_to_string(meta).with_context(|| format!("reading {}", meta.display()))?;
+    let text = colloc_trace::limits::read_file_text(meta, colloc_trace::limits::MAX_META_BYTES)
+        .map_err(|e| anyhow::anyhow!("reading {}: {e}", meta.display()))?;
     let v: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("parsing {}", meta.display()))?;
     Ok(v["campaign"].as_str().map(str::to_string))
 }
