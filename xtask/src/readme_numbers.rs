@@ -567,3 +567,39 @@ fn phrases_h200_validation(r: &Results) -> Vec<String> {
 fn the_h200_readme_quotes_the_validation_campaign() {
     check_text("data/h200/README.md", "h200-epochs", phrases_h200_validation);
 }
+
+/// The run counts the README and the shipped campaign's README give, from the provenance
+/// (the plan's runs, later attempts, runs the runner added) and the runs' statuses.
+fn phrases_run_counts(r: &Results) -> Vec<String> {
+    let p = &r.provenance;
+    let dirs = r.runs.len();
+    let planned = p.planned_runs.expect("the plan's runs");
+    let counted: Vec<&RunResult> = r.runs.iter().filter(|x| !x.superseded).collect();
+    let status = |s: &str| counted.iter().filter(|x| x.status.as_str() == s).count();
+    vec![
+        format!(
+            "All {planned} planned runs are in it, with {} baselines measured again on the hosts it ran on and {} runs made again beside their baselines",
+            p.beyond_plan, p.attempts_again
+        ),
+        format!(
+            "{dirs} run directories. {} runs: the plan's {planned} and {} baselines measured again",
+            dirs - p.attempts_again,
+            p.beyond_plan
+        ),
+        format!(
+            "{} are `ok`, {} `failed`, {} `skipped` and {} `infeasible`",
+            status("ok"),
+            status("failed"),
+            status("skipped"),
+            status("infeasible")
+        ),
+        format!("{} second attempts", p.attempts_again),
+    ]
+}
+
+/// The README and `data/h200/README.md` count the shipped campaign's runs as its traces do.
+#[test]
+fn the_readmes_count_the_shipped_runs_as_the_traces() {
+    check_text("README.md", "h200", |r| phrases_run_counts(r)[..1].to_vec());
+    check_readme("h200", |r| phrases_run_counts(r)[1..].to_vec());
+}
