@@ -603,3 +603,48 @@ fn the_readmes_count_the_shipped_runs_as_the_traces() {
     check_text("README.md", "h200", |r| phrases_run_counts(r)[..1].to_vec());
     check_readme("h200", |r| phrases_run_counts(r)[1..].to_vec());
 }
+
+/// What `data/h200-paper/README.md` quotes of its runs so far: runs alone and STP with
+/// their intervals, as the tables print them.
+fn phrases_h200_paper(r: &Results) -> Vec<String> {
+    let stp = |id: &str| {
+        let w = workload(r, id);
+        let m = w.stats.aggregate_ratio.expect("measured").median;
+        let [lo, hi] = w.intervals.as_ref().expect("an interval").stp;
+        format!("{m:.2} [{lo:.2}–{hi:.2}]")
+    };
+    let alone = workload(r, "e34-resnet26-cifar10-x1-exclusive@gen").stats.aggregate_throughput.expect("measured");
+    let cait = workload(r, "e35-cait_xxs24_224-cifar10-x1-exclusive@gen").stats.aggregate_throughput.expect("measured");
+    let ratio = |id: &str| format!("{:.2}", workload(r, id).stats.aggregate_ratio.expect("measured").median);
+    vec![
+        format!(
+            "alone {:.0} img/s (median of {} runs alone, {:.0}–{:.0})",
+            alone.median, alone.n, alone.min, alone.max
+        ),
+        format!(
+            "2 × `naive` {}, 2 × MPS {}",
+            stp("e34-resnet26-cifar10-x2-naive@gen"),
+            stp("e34-resnet26-cifar10-x2-mps@gen")
+        ),
+        format!(
+            "3 × MPS {}, 7 × MPS {}",
+            stp("e34-resnet26-cifar10-x3-mps@gen"),
+            stp("e34-resnet26-cifar10-x7-mps@gen")
+        ),
+        format!("7 × `naive` {}", stp("e34-resnet26-cifar10-x7-naive@gen")),
+        format!("alone {:.0} img/s, its runs alone within {:.0}–{:.0}", cait.median, cait.min, cait.max),
+        format!(
+            "give {}, less than one job alone, MPS {} and {}; its 4g stand-in alone gives {}",
+            ratio("e35-cait_xxs24_224-cifar10-x2-naive@gen"),
+            ratio("e35-cait_xxs24_224-cifar10-x2-mps@gen"),
+            ratio("e35-cait_xxs24_224-cifar10-x3-mps@gen"),
+            ratio("e35-cait_xxs24_224-cifar10-x1-mpslim4g@gen")
+        ),
+    ]
+}
+
+/// `data/h200-paper/README.md` quotes its traces (the campaign as far as it is collected).
+#[test]
+fn the_h200_paper_readme_quotes_the_traces() {
+    check_readme("h200-paper", phrases_h200_paper);
+}
