@@ -100,9 +100,15 @@ fn side(project: &colloc_spec::Project, label: &str, dir: &Path) -> Result<(Resu
     }
     let name = campaign_of(dir).with_context(|| what.clone())?;
     let artifact = &project.artifact;
+    // A campaign of this project is analysed against its plan; one that cannot be planned is
+    // an error of the project, said, not dropped.
     let plan = name
         .filter(|n| artifact.campaigns.iter().any(|c| &c.name.value == n))
-        .and_then(|n| colloc_plan::plan_project_campaign(project, &n, None).ok());
+        .map(|n| {
+            colloc_plan::plan_project_campaign(project, &n, None)
+                .map_err(|e| anyhow::anyhow!("{what}: campaign {n} of artifact.yaml cannot be planned: {e}"))
+        })
+        .transpose()?;
     let results = colloc_analysis::analyse(dir, plan.as_ref()).with_context(|| what.clone())?;
     let claims = colloc_analysis::evaluate(&results, &artifact.claims).with_context(|| what.clone())?;
     Ok((results, claims))
