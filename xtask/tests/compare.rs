@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{copy_dir, root, scale_samples};
+use common::{copy_dir, fields, root, scale_samples};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -33,20 +33,6 @@ const ALTERED_WORKLOAD: &str = "e33-resnet152-imagenet-x2-naive@syn";
 /// `manifest`, enters the file's new checksum in `SHA256SUMS`.
 fn scale_one_job(dir: &Path, factor: f64, manifest: bool) {
     scale_samples(dir, &format!("runs/{ALTERED_RUN}/job-0.events.jsonl"), factor, manifest);
-}
-
-/// The fields of a CSV line (quoted fields may hold commas; no quotes inside them here).
-fn fields(line: &str) -> Vec<String> {
-    let mut out = vec![String::new()];
-    let mut quoted = false;
-    for c in line.chars() {
-        match c {
-            '"' => quoted = !quoted,
-            ',' if !quoted => out.push(String::new()),
-            c => out.last_mut().unwrap().push(c),
-        }
-    }
-    out
 }
 
 /// The CSV rows whose verdict is `v`: their workload ids.

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{copy_dir, copy_of_project, root, scale_samples};
+use common::{copy_dir, copy_of_project, fields, root, scale_samples};
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -246,20 +246,6 @@ fn compare(base: &Path, new: &Path, out: &Path, json: bool) -> Output {
         args.push("--json");
     }
     xtask(&args)
-}
-
-/// The fields of a CSV line (quoted fields may hold commas; no quotes inside them here).
-fn fields(line: &str) -> Vec<String> {
-    let mut out = vec![String::new()];
-    let mut quoted = false;
-    for c in line.chars() {
-        match c {
-            '"' => quoted = !quoted,
-            ',' if !quoted => out.push(String::new()),
-            c => out.last_mut().unwrap().push(c),
-        }
-    }
-    out
 }
 
 #[test]

@@ -12,50 +12,14 @@ use colloc_trace::{layout, manifest};
 use flate2::read::GzDecoder;
 use flate2::write::GzEncoder;
 use serde_json::Value;
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::sync::OnceLock;
+use std::time::Duration;
 
-/// The system allocator, counting the bytes allocated now and their peak.
-struct Counting;
-
-static NOW: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            let now = NOW.fetch_add(layout.size(), Relaxed) + layout.size();
-            PEAK.fetch_max(now, Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) };
-        NOW.fetch_sub(layout.size(), Relaxed);
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            if new_size >= layout.size() {
-                let now = NOW.fetch_add(new_size - layout.size(), Relaxed) + new_size - layout.size();
-                PEAK.fetch_max(now, Relaxed);
-            } else {
-                NOW.fetch_sub(layout.size() - new_size, Relaxed);
-            }
-        }
-        p
-    }
-}
-
-#[global_allocator]
-static ALLOC: Counting = Counting;
-
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+#[path = "../../trace/tests/common/counting.rs"]
+mod counting;
+use counting::{measured, ONE_AT_A_TIME};
 
 /// The most the analysis of the one-run campaign may hold at once, whatever a file of it
 /// inflates to: half the 64 MiB a gzip trace may always inflate to.
@@ -103,14 +67,7 @@ fn analyse_hostile(damage: impl FnOnce(&Path)) -> (anyhow::Result<colloc_analysi
     }
     damage(&run);
     manifest::add_dir(&campaign, layout::RUNS_DIR).unwrap();
-    let before = NOW.load(Relaxed);
-    PEAK.store(before, Relaxed);
-    let t = Instant::now();
-    let r = analyse(&campaign, None);
-    let took = t.elapsed();
-    let held = PEAK.load(Relaxed).saturating_sub(before);
-    eprintln!("held at most {held} bytes, for {took:?}");
-    (r, held, took)
+    measured(|| analyse(&campaign, None))
 }
 
 /// The error of the hostile campaign, in one line as `cargo xtask reproduce` prints it: it

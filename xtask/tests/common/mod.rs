@@ -74,3 +74,17 @@ pub fn scale_samples(dir: &Path, rel: &str, factor: f64, manifest: bool) {
         std::fs::write(&sums, new).unwrap();
     }
 }
+
+/// The fields of a CSV line (quoted fields may hold commas; no quotes inside them here).
+pub fn fields(line: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut quoted = false;
+    for c in line.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            ',' if !quoted => out.push(String::new()),
+            c => out.last_mut().unwrap().push(c),
+        }
+    }
+    out
+}

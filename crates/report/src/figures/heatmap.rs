@@ -228,7 +228,9 @@ where
     let header_size =
         m.mixes.iter().map(|(_, _, label)| fitting(body, label, 15.0, cell_w - 6)).fold(15.0_f64, f64::min);
     let value_size = fitting(body, "0.00", 17.0, cell_w - 8);
-    let (mut any_infeasible, mut any_hatched) = (false, false);
+    let grid = Grid { x0, cell_w, n, top, header_size, value_size };
+    // Whether some cell is infeasible, and some hatched (not measured): their keys.
+    let mut marks = (false, false);
     let mut y = 8;
     for s in &m.sources {
         // A campaign of one data source: no heading (the title names it).
@@ -247,96 +249,117 @@ where
             y += SECTION_TITLE as i32;
         }
         for (mode, cells) in &s.panels {
-            let title = match mode {
-                Mode::MpsLimited if super::style::stands_in(r) => {
-                    format!("{} — each job capped to its MIG slice's share", mode_legend(*mode, r))
-                }
-                _ => mode_legend(*mode, r),
-            };
-            body.draw_text(
-                &title,
-                &bold(18.0).color(&INK).pos(Pos::new(HPos::Left, VPos::Center)),
-                (SIDE, y + TITLE_H / 2),
-            )
-            .map_err(de)?;
-            let cy = y + TITLE_H + COLUMNS_H / 2;
-            for (i, (_, _, label)) in m.mixes.iter().enumerate() {
-                let cx = x0 + cell_w * i as i32 + cell_w / 2;
-                body.draw_text(
-                    label,
-                    &font(header_size).color(&INK).pos(Pos::new(HPos::Center, VPos::Center)),
-                    (cx, cy),
-                )
-                .map_err(de)?;
-            }
-            let grid_y = y + TITLE_H + COLUMNS_H;
-            for (ri, (letter, model, batch)) in m.classes.iter().enumerate() {
-                let ry = grid_y + CELL_H * ri as i32;
-                let mid = ry + CELL_H / 2;
-                let tx = x0 - 12;
-                let name = format!("{model} b{batch}");
-                body.draw_text(&name, &font(15.0).color(&GREY).pos(Pos::new(HPos::Right, VPos::Center)), (tx, mid))
-                    .map_err(de)?;
-                let model_w =
-                    body.estimate_text_size(&name, &font(15.0).color(&GREY)).map(|(w, _)| w as i32).unwrap_or(0);
-                body.draw_text(
-                    letter,
-                    &bold(18.0).color(&INK).pos(Pos::new(HPos::Right, VPos::Center)),
-                    (tx - model_w - 10, mid),
-                )
-                .map_err(de)?;
-                for (ci, (e, _, mix)) in m.mixes.iter().enumerate() {
-                    let cx = x0 + cell_w * ci as i32;
-                    let (cell_x, cell_y, cw, ch) = (cx + 1, ry + 1, cell_w - 2, CELL_H - 2);
-                    let centre = (cx + cell_w / 2, mid);
-                    let c = cells.iter().find(|c| (c.experiment, &c.mix, &c.class) == (*e, mix, letter));
-                    // The class is in the mix when some mode has a cell for it.
-                    let in_mix = c.is_some() || s.members.contains(&(*e, mix.clone(), letter.clone()));
-                    match c.map(|c| c.normalised_throughput) {
-                        // The class is not in the mix: blank.
-                        None if !in_mix => {}
-                        Some(Some(v)) => {
-                            let bg = viridis(v.median / top);
-                            body.draw(&Rectangle::new([(cell_x, cell_y), (cell_x + cw, cell_y + ch)], bg.filled()))
-                                .map_err(de)?;
-                            body.draw_text(
-                                &format!("{:.2}", v.median),
-                                &font(value_size).color(&text_on(bg)).pos(Pos::new(HPos::Center, VPos::Center)),
-                                centre,
-                            )
-                            .map_err(de)?;
-                        }
-                        // The mix's layout cannot be made in this mode.
-                        _ if infeasible(&s.mixes, (*e, mix), *mode) => {
-                            any_infeasible = true;
-                            infeasible_cell(body, (cell_x, cell_y), (cw, ch))?;
-                        }
-                        // The class is in the mix, but the mix was not run in this mode or
-                        // has no value: hatched.
-                        None | Some(None) => {
-                            any_hatched = true;
-                            hatch(body, (cell_x, cell_y), (cw, ch))?;
-                            body.draw_text(
-                                "—",
-                                &font(value_size).color(&INK).pos(Pos::new(HPos::Center, VPos::Center)),
-                                centre,
-                            )
-                            .map_err(de)?;
-                        }
-                    }
-                }
-            }
-            // A frame around the grid, so that blank cells read as part of it.
-            body.draw(&Rectangle::new(
-                [(x0, grid_y), (x0 + cell_w * n, grid_y + CELL_H * m.classes.len() as i32)],
-                LIGHT.stroke_width(1),
-            ))
-            .map_err(de)?;
+            draw_panel(body, r, &m, s, (*mode, cells), &grid, y, &mut marks)?;
             y += panel_height(m.classes.len());
         }
     }
-    scale(body, y, top, w as i32, any_infeasible, any_hatched)?;
+    scale(body, y, top, w as i32, marks.0, marks.1)?;
     Ok(None)
+}
+
+/// Where a mode's grid of cells lies across the figure, and its type sizes.
+struct Grid {
+    x0: i32,
+    cell_w: i32,
+    n: i32,
+    top: f64,
+    header_size: f64,
+    value_size: f64,
+}
+
+/// One mode's panel of a data source at `y`: its title, the mixes' headers, a row per job
+/// class with a cell per mix. `marks` records whether a cell was infeasible, and hatched.
+#[allow(clippy::too_many_arguments)]
+fn draw_panel<DB: DrawingBackend>(
+    body: &DrawingArea<DB, Shift>,
+    r: &Results,
+    m: &Matrix,
+    source: &Source,
+    (mode, cells): (Mode, &[&InterferenceCell]),
+    g: &Grid,
+    y: i32,
+    marks: &mut (bool, bool),
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let title = match &mode {
+        Mode::MpsLimited if super::style::stands_in(r) => {
+            format!("{} — each job capped to its MIG slice's share", mode_legend(mode, r))
+        }
+        _ => mode_legend(mode, r),
+    };
+    body.draw_text(&title, &bold(18.0).color(&INK).pos(Pos::new(HPos::Left, VPos::Center)), (SIDE, y + TITLE_H / 2))
+        .map_err(de)?;
+    let cy = y + TITLE_H + COLUMNS_H / 2;
+    for (i, (_, _, label)) in m.mixes.iter().enumerate() {
+        let cx = g.x0 + g.cell_w * i as i32 + g.cell_w / 2;
+        body.draw_text(label, &font(g.header_size).color(&INK).pos(Pos::new(HPos::Center, VPos::Center)), (cx, cy))
+            .map_err(de)?;
+    }
+    let grid_y = y + TITLE_H + COLUMNS_H;
+    for (ri, (letter, model, batch)) in m.classes.iter().enumerate() {
+        let ry = grid_y + CELL_H * ri as i32;
+        let mid = ry + CELL_H / 2;
+        let tx = g.x0 - 12;
+        let name = format!("{model} b{batch}");
+        body.draw_text(&name, &font(15.0).color(&GREY).pos(Pos::new(HPos::Right, VPos::Center)), (tx, mid))
+            .map_err(de)?;
+        let model_w = body.estimate_text_size(&name, &font(15.0).color(&GREY)).map(|(w, _)| w as i32).unwrap_or(0);
+        body.draw_text(
+            letter,
+            &bold(18.0).color(&INK).pos(Pos::new(HPos::Right, VPos::Center)),
+            (tx - model_w - 10, mid),
+        )
+        .map_err(de)?;
+        for (ci, (e, _, mix)) in m.mixes.iter().enumerate() {
+            let cx = g.x0 + g.cell_w * ci as i32;
+            let (cell_x, cell_y, cw, ch) = (cx + 1, ry + 1, g.cell_w - 2, CELL_H - 2);
+            let centre = (cx + g.cell_w / 2, mid);
+            let c = cells.iter().find(|c| (c.experiment, &c.mix, &c.class) == (*e, mix, letter));
+            // The class is in the mix when some mode has a cell for it.
+            let in_mix = c.is_some() || source.members.contains(&(*e, mix.clone(), letter.clone()));
+            match c.map(|c| c.normalised_throughput) {
+                // The class is not in the mix: blank.
+                None if !in_mix => {}
+                Some(Some(v)) => {
+                    let bg = viridis(v.median / g.top);
+                    body.draw(&Rectangle::new([(cell_x, cell_y), (cell_x + cw, cell_y + ch)], bg.filled()))
+                        .map_err(de)?;
+                    body.draw_text(
+                        &format!("{:.2}", v.median),
+                        &font(g.value_size).color(&text_on(bg)).pos(Pos::new(HPos::Center, VPos::Center)),
+                        centre,
+                    )
+                    .map_err(de)?;
+                }
+                // The mix's layout cannot be made in this mode.
+                _ if infeasible(&source.mixes, (*e, mix), mode) => {
+                    marks.0 = true;
+                    infeasible_cell(body, (cell_x, cell_y), (cw, ch))?;
+                }
+                // The class is in the mix, but the mix was not run in this mode or
+                // has no value: hatched.
+                None | Some(None) => {
+                    marks.1 = true;
+                    hatch(body, (cell_x, cell_y), (cw, ch))?;
+                    body.draw_text(
+                        "—",
+                        &font(g.value_size).color(&INK).pos(Pos::new(HPos::Center, VPos::Center)),
+                        centre,
+                    )
+                    .map_err(de)?;
+                }
+            }
+        }
+    }
+    // A frame around the grid, so that blank cells read as part of it.
+    body.draw(&Rectangle::new(
+        [(g.x0, grid_y), (g.x0 + g.cell_w * g.n, grid_y + CELL_H * m.classes.len() as i32)],
+        LIGHT.stroke_width(1),
+    ))
+    .map_err(de)?;
+    Ok(())
 }
 
 /// The colour scale with its ticks, and the keys for the cells without a value.

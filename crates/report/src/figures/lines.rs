@@ -112,6 +112,29 @@ impl Lines {
 /// Pixels of a section's heading.
 pub(super) const SECTION_TITLE: u32 = 36;
 
+/// A section's heading across `area` at `y` (its title, a rule under it); the height it takes.
+pub(super) fn section_heading<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, title: &str, y: i32) -> Result<i32>
+where
+    DB::ErrorType: 'static,
+{
+    let (w, _) = area.dim_in_pixel();
+    area.draw_text(
+        title,
+        &bold(21.0).color(&INK).pos(plotters::style::text_anchor::Pos::new(
+            plotters::style::text_anchor::HPos::Left,
+            plotters::style::text_anchor::VPos::Center,
+        )),
+        (16, y + SECTION_TITLE as i32 / 2 + 2),
+    )
+    .map_err(de)?;
+    area.draw(&PathElement::new(
+        vec![(16, y + SECTION_TITLE as i32 - 3), (w as i32 - 16, y + SECTION_TITLE as i32 - 3)],
+        LIGHT.stroke_width(1),
+    ))
+    .map_err(de)?;
+    Ok(SECTION_TITLE as i32)
+}
+
 /// The height `sections` take in a grid of `cols` columns with panels `panel_h` high.
 pub(super) fn sections_height(sections: &[Section], cols: usize, panel_h: u32) -> u32 {
     sections
@@ -164,21 +187,7 @@ where
     let mut y = 0_i32;
     for s in sections {
         if !s.title.is_empty() {
-            area.draw_text(
-                &s.title,
-                &bold(21.0).color(&INK).pos(plotters::style::text_anchor::Pos::new(
-                    plotters::style::text_anchor::HPos::Left,
-                    plotters::style::text_anchor::VPos::Center,
-                )),
-                (16, y + SECTION_TITLE as i32 / 2 + 2),
-            )
-            .map_err(de)?;
-            area.draw(&PathElement::new(
-                vec![(16, y + SECTION_TITLE as i32 - 3), (w as i32 - 16, y + SECTION_TITLE as i32 - 3)],
-                LIGHT.stroke_width(1),
-            ))
-            .map_err(de)?;
-            y += SECTION_TITLE as i32;
+            y += section_heading(&area, &s.title, y)?;
         }
         let rows = s.panels.len().div_ceil(cols).max(1) as i32;
         let h = rows * panel_h as i32;

@@ -11,8 +11,8 @@ use plotters::prelude::*;
 
 use super::bars::{draw_bar_panel, value_top, BarPanel, BarValue, Group};
 use super::lines::SECTION_TITLE;
-use super::style::{bold, mode_color, mode_legend, Marker, ALERT, GREY, INK, LIGHT};
-use super::{de, legend, legend_height, section_title, sources, with_legend, Key};
+use super::style::{mode_color, mode_legend, Marker, ALERT, GREY, INK};
+use super::{legend, legend_height, section_title, sources, with_legend, Key};
 use crate::format::and_list;
 use crate::legend::{mix_classes, mix_experiments, mix_jobs};
 use crate::order::{is_mix, mix_position, mode_name, MODES};
@@ -234,21 +234,7 @@ where
     let mut y = 0_i32;
     for (data, panel) in &panels {
         if headings {
-            area.draw_text(
-                &section_title(r, data, ""),
-                &bold(21.0).color(&INK).pos(plotters::style::text_anchor::Pos::new(
-                    plotters::style::text_anchor::HPos::Left,
-                    plotters::style::text_anchor::VPos::Center,
-                )),
-                (16, y + SECTION_TITLE as i32 / 2 + 2),
-            )
-            .map_err(de)?;
-            area.draw(&PathElement::new(
-                vec![(16, y + SECTION_TITLE as i32 - 3), (w as i32 - 16, y + SECTION_TITLE as i32 - 3)],
-                LIGHT.stroke_width(1),
-            ))
-            .map_err(de)?;
-            y += SECTION_TITLE as i32;
+            y += super::lines::section_heading(&area, &section_title(r, data, ""), y)?;
         }
         let cell = area.clone().shrink((0, y), (w, PANEL_H));
         draw_bar_panel(root, &cell, panel)?;

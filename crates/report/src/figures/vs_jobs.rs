@@ -110,109 +110,31 @@ fn alone_epoch_seconds(r: &Results, w: &WorkloadResult) -> Option<f64> {
     Some(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
 }
 
+/// What the panels drew, for the legend: which modes, which of them hollow (a further
+/// layout at some job count), and which marks and reference lines.
+#[derive(Default)]
+struct Seen {
+    modes: Vec<Mode>,
+    hollow_modes: Vec<Mode>,
+    oom: bool,
+    implausible: bool,
+    alone_line: bool,
+    reference: bool,
+}
+
 pub(super) fn build(r: &Results, metric: Metric) -> Result<Lines, String> {
-    let capacity = r.gpu_memory_bytes();
     let mut sections = Vec::new();
-    let mut modes_seen: Vec<Mode> = Vec::new();
-    // Modes with a further layout at some job count, drawn hollow.
-    let mut hollow_modes: Vec<Mode> = Vec::new();
-    let (mut any_oom, mut any_implausible, mut any_alone_line, mut any_reference) = (false, false, false, false);
+    let mut seen = Seen::default();
     for (data, protocol) in sections_of(r) {
         let mut panels = Vec::new();
         for ((exp, _, model, dataset, batch), ws) in &groups(r, &data, &protocol) {
-            let mut series = Vec::new();
-            // Memory: the model alone is a point of its own at one job.
-            let modes = MODES.iter().copied().filter(|m| *m != Mode::Exclusive || metric == Metric::Memory);
-            for mode in modes {
-                // jobs → workloads with a value, best layout first
-                let mut at: BTreeMap<usize, Vec<(&WorkloadResult, Stats)>> = BTreeMap::new();
-                for w in ws.iter().filter(|w| w.mode == mode) {
-                    if let Some(v) = metric.value(w) {
-                        at.entry(w.n_jobs()).or_default().push((w, v));
-                    }
-                }
-                if at.is_empty() {
-                    continue;
-                }
-                let mut points = Vec::new();
-                for (n, mut list) in at {
-                    list.sort_by(|a, b| total_slices(b.0).cmp(&total_slices(a.0)).then(a.0.id.cmp(&b.0.id)));
-                    for (i, (w, v)) in list.into_iter().enumerate() {
-                        if i > 0 && !hollow_modes.contains(&mode) {
-                            hollow_modes.push(mode);
-                        }
-                        let reference = match metric {
-                            Metric::EpochTime => alone_epoch_seconds(r, w),
-                            _ => None,
-                        };
-                        any_reference |= reference.is_some();
-                        points.push(Point { x: n as f64, y: v, hollow: i > 0, reference });
-                    }
-                }
-                if !modes_seen.contains(&mode) {
-                    modes_seen.push(mode);
-                }
-                series.push(Series {
-                    color: mode_color(mode),
-                    marker: mode_marker(mode),
-                    points,
-                    line: mode != Mode::Exclusive,
-                    markers: true,
-                });
-            }
+            let series = mode_series(r, ws, metric, &mut seen);
             if series.iter().all(|s| s.color == mode_color(Mode::Exclusive)) {
                 continue;
             }
-            let alone = ws.iter().find(|w| w.mode == Mode::Exclusive);
-            let hlines = match metric {
-                Metric::Ratio => vec![HLine { y: 1.0, color: mode_color(Mode::Exclusive), label: None }],
-                Metric::Energy => match alone.and_then(|w| metric.value(w)) {
-                    Some(s) => {
-                        any_alone_line = true;
-                        vec![HLine { y: s.median, color: mode_color(Mode::Exclusive), label: None }]
-                    }
-                    None => vec![],
-                },
-                Metric::Memory => capacity
-                    .map(|c| HLine { y: c / GIB, color: INK, label: Some(format!("GPU memory {}", gib(c))) })
-                    .into_iter()
-                    .collect(),
-                Metric::EpochTime => vec![],
-            };
-            // Job counts at which some mode ran out of memory: a cross on the x axis (at
-            // the GPU's capacity in the memory figure).
-            let mut oom: Vec<usize> = ws.iter().filter(|w| w.out_of_memory()).map(|w| w.n_jobs()).collect();
-            oom.sort_unstable();
-            oom.dedup();
-            any_oom |= !oom.is_empty();
-            let mut marks: Vec<Mark> = oom
-                .into_iter()
-                .map(|n| match (metric, capacity) {
-                    (Metric::Memory, Some(c)) => {
-                        Mark { x: n as f64, y: c / GIB, lift: 0, color: ALERT, marker: Marker::Cross, filled: true }
-                    }
-                    _ => Mark { x: n as f64, y: 0.0, lift: 12, color: ALERT, marker: Marker::Cross, filled: true },
-                })
-                .collect();
-            // A ratio marked implausible (§ in the tables): a ring around its marker.
-            if metric == Metric::Ratio {
-                for w in ws.iter().filter(|w| w.mode != Mode::Exclusive && !w.implausible.is_empty()) {
-                    if let Some(v) = w.stats.aggregate_ratio {
-                        any_implausible = true;
-                        marks.push(Mark {
-                            x: w.n_jobs() as f64,
-                            y: v.median,
-                            lift: 0,
-                            color: ALERT,
-                            marker: Marker::Circle,
-                            filled: false,
-                        });
-                    }
-                }
-            }
             let mut panel = Panel::new(format!("{model} · {dataset} · b{batch} (exp. {exp})"), series);
-            panel.hlines = hlines;
-            panel.marks = marks;
+            panel.hlines = hlines(r, ws, metric, &mut seen);
+            panel.marks = marks(r, ws, metric, &mut seen);
             panel.reference_color = mode_color(Mode::Exclusive);
             panels.push(panel);
         }
@@ -227,40 +149,7 @@ pub(super) fn build(r: &Results, metric: Metric) -> Result<Lines, String> {
     if sections_of(r).len() == 1 {
         sections[0].title.clear();
     }
-    modes_seen.sort_by_key(|m| crate::order::mode_rank(*m));
-    let mut legend: Vec<(String, RGBColor, Key)> = modes_seen
-        .iter()
-        .map(|m| {
-            let key =
-                if *m == Mode::Exclusive { Key::Mark(mode_marker(*m), true) } else { Key::Series(mode_marker(*m)) };
-            let label = if *m == Mode::Exclusive { "alone on the whole GPU".to_string() } else { mode_legend(*m, r) };
-            (label, mode_color(*m), key)
-        })
-        .collect();
-    let alone = mode_color(Mode::Exclusive);
-    match metric {
-        Metric::Ratio => legend.push(("alone on the whole GPU = 1".into(), alone, Key::Dashed)),
-        Metric::EpochTime if any_reference => {
-            legend.push(("alone: the runs each ratio divides by".into(), alone, Key::Mark(Marker::Dash, true)))
-        }
-        Metric::Energy if any_alone_line => {
-            legend.push(("alone on the whole GPU (median of its runs)".into(), alone, Key::Dashed))
-        }
-        Metric::Memory if capacity.is_some() => legend.push(("GPU capacity".into(), INK, Key::Dashed)),
-        _ => {}
-    }
-    if any_oom {
-        legend.push(("out of memory".into(), ALERT, Key::Mark(Marker::Cross, true)));
-    }
-    if any_implausible {
-        legend.push(("implausible (§)".into(), ALERT, Key::Mark(Marker::Circle, false)));
-    }
-    // The key looks like the hollow markers drawn: the mode's own when one mode has them.
-    match hollow_modes.as_slice() {
-        [] => {}
-        [m] => legend.push(("other layout, same jobs".into(), mode_color(*m), Key::Mark(mode_marker(*m), false))),
-        _ => legend.push(("hollow: other layout, same jobs".into(), GREY, Key::Mark(Marker::Circle, false))),
-    }
+    let legend = legend_entries(r, metric, seen);
     let cols = super::lines::grid_columns(&sections, COLS);
     let axes = Axes {
         x_desc: "Collocated jobs".into(),
@@ -274,4 +163,147 @@ pub(super) fn build(r: &Results, metric: Metric) -> Result<Lines, String> {
         y_label_max: None,
     };
     Ok(Lines { sections, cols, panel_h: PANEL_H, legend, axes })
+}
+
+/// One series per mode of a panel's workloads: a point per job count, further layouts at
+/// the same count hollow.
+fn mode_series(r: &Results, ws: &[&WorkloadResult], metric: Metric, seen: &mut Seen) -> Vec<Series> {
+    let mut series = Vec::new();
+    // Memory: the model alone is a point of its own at one job.
+    let modes = MODES.iter().copied().filter(|m| *m != Mode::Exclusive || metric == Metric::Memory);
+    for mode in modes {
+        // jobs → workloads with a value, best layout first
+        let mut at: BTreeMap<usize, Vec<(&WorkloadResult, Stats)>> = BTreeMap::new();
+        for w in ws.iter().filter(|w| w.mode == mode) {
+            if let Some(v) = metric.value(w) {
+                at.entry(w.n_jobs()).or_default().push((w, v));
+            }
+        }
+        if at.is_empty() {
+            continue;
+        }
+        let mut points = Vec::new();
+        for (n, mut list) in at {
+            list.sort_by(|a, b| total_slices(b.0).cmp(&total_slices(a.0)).then(a.0.id.cmp(&b.0.id)));
+            for (i, (w, v)) in list.into_iter().enumerate() {
+                if i > 0 && !seen.hollow_modes.contains(&mode) {
+                    seen.hollow_modes.push(mode);
+                }
+                let reference = match metric {
+                    Metric::EpochTime => alone_epoch_seconds(r, w),
+                    _ => None,
+                };
+                seen.reference |= reference.is_some();
+                points.push(Point { x: n as f64, y: v, hollow: i > 0, reference });
+            }
+        }
+        if !seen.modes.contains(&mode) {
+            seen.modes.push(mode);
+        }
+        series.push(Series {
+            color: mode_color(mode),
+            marker: mode_marker(mode),
+            points,
+            line: mode != Mode::Exclusive,
+            markers: true,
+        });
+    }
+    series
+}
+
+/// A panel's horizontal lines: one alone (ratio, energy), the GPU's capacity (memory).
+fn hlines(r: &Results, ws: &[&WorkloadResult], metric: Metric, seen: &mut Seen) -> Vec<HLine> {
+    let alone = ws.iter().find(|w| w.mode == Mode::Exclusive);
+    match metric {
+        Metric::Ratio => vec![HLine { y: 1.0, color: mode_color(Mode::Exclusive), label: None }],
+        Metric::Energy => match alone.and_then(|w| metric.value(w)) {
+            Some(s) => {
+                seen.alone_line = true;
+                vec![HLine { y: s.median, color: mode_color(Mode::Exclusive), label: None }]
+            }
+            None => vec![],
+        },
+        Metric::Memory => r
+            .gpu_memory_bytes()
+            .map(|c| HLine { y: c / GIB, color: INK, label: Some(format!("GPU memory {}", gib(c))) })
+            .into_iter()
+            .collect(),
+        Metric::EpochTime => vec![],
+    }
+}
+
+/// A panel's marks: a cross at each job count where some mode ran out of memory (on the x
+/// axis, or at the GPU's capacity in the memory figure), a ring around a ratio marked
+/// implausible (§ in the tables).
+fn marks(r: &Results, ws: &[&WorkloadResult], metric: Metric, seen: &mut Seen) -> Vec<Mark> {
+    let capacity = r.gpu_memory_bytes();
+    let mut oom: Vec<usize> = ws.iter().filter(|w| w.out_of_memory()).map(|w| w.n_jobs()).collect();
+    oom.sort_unstable();
+    oom.dedup();
+    seen.oom |= !oom.is_empty();
+    let mut marks: Vec<Mark> = oom
+        .into_iter()
+        .map(|n| match (metric, capacity) {
+            (Metric::Memory, Some(c)) => {
+                Mark { x: n as f64, y: c / GIB, lift: 0, color: ALERT, marker: Marker::Cross, filled: true }
+            }
+            _ => Mark { x: n as f64, y: 0.0, lift: 12, color: ALERT, marker: Marker::Cross, filled: true },
+        })
+        .collect();
+    if metric == Metric::Ratio {
+        for w in ws.iter().filter(|w| w.mode != Mode::Exclusive && !w.implausible.is_empty()) {
+            if let Some(v) = w.stats.aggregate_ratio {
+                seen.implausible = true;
+                marks.push(Mark {
+                    x: w.n_jobs() as f64,
+                    y: v.median,
+                    lift: 0,
+                    color: ALERT,
+                    marker: Marker::Circle,
+                    filled: false,
+                });
+            }
+        }
+    }
+    marks
+}
+
+/// The legend: the modes drawn, then the lines and marks some panel has.
+fn legend_entries(r: &Results, metric: Metric, mut seen: Seen) -> Vec<(String, RGBColor, Key)> {
+    seen.modes.sort_by_key(|m| crate::order::mode_rank(*m));
+    let mut legend: Vec<(String, RGBColor, Key)> = seen
+        .modes
+        .iter()
+        .map(|m| {
+            let key =
+                if *m == Mode::Exclusive { Key::Mark(mode_marker(*m), true) } else { Key::Series(mode_marker(*m)) };
+            let label = if *m == Mode::Exclusive { "alone on the whole GPU".to_string() } else { mode_legend(*m, r) };
+            (label, mode_color(*m), key)
+        })
+        .collect();
+    let alone = mode_color(Mode::Exclusive);
+    match metric {
+        Metric::Ratio => legend.push(("alone on the whole GPU = 1".into(), alone, Key::Dashed)),
+        Metric::EpochTime if seen.reference => {
+            legend.push(("alone: the runs each ratio divides by".into(), alone, Key::Mark(Marker::Dash, true)))
+        }
+        Metric::Energy if seen.alone_line => {
+            legend.push(("alone on the whole GPU (median of its runs)".into(), alone, Key::Dashed))
+        }
+        Metric::Memory if r.gpu_memory_bytes().is_some() => legend.push(("GPU capacity".into(), INK, Key::Dashed)),
+        _ => {}
+    }
+    if seen.oom {
+        legend.push(("out of memory".into(), ALERT, Key::Mark(Marker::Cross, true)));
+    }
+    if seen.implausible {
+        legend.push(("implausible (§)".into(), ALERT, Key::Mark(Marker::Circle, false)));
+    }
+    // The key looks like the hollow markers drawn: the mode's own when one mode has them.
+    match seen.hollow_modes.as_slice() {
+        [] => {}
+        [m] => legend.push(("other layout, same jobs".into(), mode_color(*m), Key::Mark(mode_marker(*m), false))),
+        _ => legend.push(("hollow: other layout, same jobs".into(), GREY, Key::Mark(Marker::Circle, false))),
+    }
+    legend
 }
