@@ -1,12 +1,13 @@
 //! What the runner runs on, chosen once per campaign: the real GPU through NVML with the real
 //! training program ([`crate::gpu::NvmlGpu`]), or the simulated GPU with simulated telemetry
 //! and jobs ([`crate::sim::SimGpu`], `--simulate`). The campaign and its runs see only this
-//! trait.
+//! trait; the simulated GPU's faults for tests reach a run only through it.
 
 use anyhow::Result;
 use colloc_plan::PlannedWorkload;
 use colloc_trace::meta::{DriverListing, GpuInfo};
 use colloc_trace::Mode;
+use std::path::Path;
 
 use crate::telemetry::GpuSource;
 
@@ -50,4 +51,17 @@ pub(crate) trait Backend: Send + Sync {
         -> Result<Box<dyn GpuSource>>;
     /// Environment each job of a run gets from the backend (before `--job-env`).
     fn job_env(&self, w: &PlannedWorkload, run_id: &str) -> Vec<Vec<(String, String)>>;
+
+    /// For tests, the one hook of faults in a job's environment: what the backend gives job
+    /// `job` of run `run_id` last, after `--job-env`; `mps_pipe`: the run's MPS daemon's pipe
+    /// directory, under `mps` and `mps-limited`. Nothing on a real GPU.
+    fn fault_env(&self, _run_id: &str, _job: usize, _mps_pipe: Option<&Path>) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
+    /// For tests, the one hook of faults in the trace: whether every write of run `run_id`'s
+    /// trace fails as on a full disk. Never on a real GPU.
+    fn disk_full(&self, _run_id: &str) -> bool {
+        false
+    }
 }

@@ -133,9 +133,10 @@ pub struct RunArgs {
     /// of them fit, unless they come first in the invocation.
     #[arg(long, value_name = "SECONDS")]
     pub time_budget: Option<f64>,
-    /// For tests: the selected jobs of MPS runs (INDEX, *, PATTERN:INDEX, comma-separated)
-    /// look for the MPS daemon where none serves, so the MPS client check must fail their run.
-    #[arg(long, value_name = "SELECTOR", hide = true)]
+    /// With --simulate, for tests: the selected jobs of MPS runs (INDEX, *, PATTERN:INDEX,
+    /// comma-separated) look for the MPS daemon where none serves, so the MPS client check
+    /// must fail their run.
+    #[arg(long, value_name = "SELECTOR", requires = "simulate", hide = true)]
     pub fault_wrong_mps_pipe: Option<String>,
     /// Where the runs are made: here, or as a Slurm job array (one task per run, one GPU
     /// each, `--gres=gpu:1`).
@@ -161,9 +162,9 @@ pub struct RunArgs {
     /// record before its run counts as lost.
     #[arg(long, default_value_t = 10.0, hide = true)]
     pub slurm_lost_after: f64,
-    /// For tests: runs whose id contains RUN_PATTERN fail to write their trace as on a full
-    /// disk.
-    #[arg(long, value_name = "RUN_PATTERN", hide = true)]
+    /// With --simulate, for tests: runs whose id contains RUN_PATTERN fail to write their
+    /// trace as on a full disk.
+    #[arg(long, value_name = "RUN_PATTERN", requires = "simulate", hide = true)]
     pub fault_disk_full: Option<String>,
 }
 
@@ -209,6 +210,8 @@ impl RunArgs {
                     memory_bytes: 2 << 30,
                 }),
                 nvml_errors: self.sim_nvml_errors.clone().map(|runs| (runs, 5.0)),
+                fault_wrong_mps_pipe: self.fault_wrong_mps_pipe.clone(),
+                fault_disk_full: self.fault_disk_full.clone(),
             });
             o.job_command = simulated_job()?;
         }
@@ -233,8 +236,6 @@ impl RunArgs {
             anyhow::ensure!(s.is_finite() && s > 0.0, "--time-budget {s}: expected a positive number of seconds");
             o.time_budget = Some(Duration::from_secs_f64(s));
         }
-        o.fault_wrong_mps_pipe = self.fault_wrong_mps_pipe.clone();
-        o.fault_disk_full = self.fault_disk_full.clone();
         let slurm_only = self.partition.is_some()
             || self.account.is_some()
             || self.time_per_run.is_some()

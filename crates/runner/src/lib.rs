@@ -6,38 +6,35 @@
 #![warn(unreachable_pub)]
 
 mod backend;
+mod budget;
 mod campaign;
 mod cli;
 mod command;
-mod faults;
+mod executor;
 mod gpu;
 mod jobs;
 mod leftovers;
+mod local;
 mod modes;
 mod options;
 mod preload;
+mod prepare;
 mod progress;
 mod provenance;
 mod queue;
 mod run;
+mod settle;
 mod signals;
 mod sim;
 mod slurm;
+mod summary;
 mod telemetry;
 mod trace;
 
-pub use campaign::{verify_campaign, CampaignSummary, RunOutcome};
-pub use slurm::task as slurm_task;
-
-/// Runs a plan's selected runs into `opts.out`: here (on one GPU or several), or through
-/// Slurm with `opts.slurm`.
-pub fn run_campaign(plan: &colloc_plan::Plan, opts: &RunOptions) -> anyhow::Result<CampaignSummary> {
-    match &opts.slurm {
-        Some(s) => slurm::run(plan, opts, s),
-        None => campaign::run_campaign(plan, opts),
-    }
-}
+pub use campaign::{run_campaign, slurm_task};
 pub use cli::RunArgs;
 pub use options::{ProgressMode, RunOptions, SlurmOptions, Tools};
+pub use prepare::verify_campaign;
 pub use sim::{fake_job, SimForeign, SimOptions};
+pub use summary::{CampaignSummary, RunOutcome};
 pub use telemetry::{energy_every, ENERGY_INTERVAL_S};

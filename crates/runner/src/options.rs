@@ -60,14 +60,6 @@ pub struct RunOptions {
     /// Start no run that could end after this long from the start of the invocation (the
     /// run's plan estimate with [`BUDGET_MARGIN`]).
     pub time_budget: Option<Duration>,
-    /// For tests: the jobs of `mps` and `mps-limited` runs this selects (the grammar of the
-    /// simulated faults: `INDEX`, `*`, `PATTERN:INDEX`, comma-separated) look for the MPS
-    /// daemon in a pipe directory where none serves, so the driver runs them as plain
-    /// compute processes and the check of the run's MPS clients must fail the run.
-    pub fault_wrong_mps_pipe: Option<String>,
-    /// For tests: runs whose id contains this fail every write of their trace as on a full
-    /// disk (`ENOSPC`).
-    pub fault_disk_full: Option<String>,
     /// `Some`: the runs go to Slurm as a job array (`--executor slurm`) instead of running
     /// here.
     pub slurm: Option<SlurmOptions>,
@@ -212,8 +204,6 @@ impl RunOptions {
             allow_mixed_versions: false,
             strict_env: false,
             time_budget: None,
-            fault_wrong_mps_pipe: None,
-            fault_disk_full: None,
             slurm: None,
             gpu_model: None,
             in_slurm_task: false,
@@ -230,11 +220,6 @@ impl RunOptions {
             Some(prefix) => workload_id.starts_with(prefix) || run_id.starts_with(prefix),
             None => pat == workload_id || pat == run_id,
         })
-    }
-
-    /// Whether the trace of run `run_id` is written as on a full disk (a test's fault).
-    pub(crate) fn fault_full_disk(&self, run_id: &str) -> bool {
-        self.fault_disk_full.as_deref().is_some_and(|p| run_id.contains(p))
     }
 
     /// An error for options no campaign can run with.
@@ -263,14 +248,27 @@ impl RunOptions {
             None => Ok(vec![self.gpu_index]),
             Some(GpuList::Indices(v)) if v.is_empty() => bail!("--gpus names no GPU"),
             Some(GpuList::Indices(v)) => Ok(v.clone()),
-            Some(GpuList::All) if self.simulate.is_some() => {
-                bail!("--gpus all: a simulated host has no GPUs to count; name them, such as --gpus 0,1,2,3")
-            }
-            Some(GpuList::All) => match NvmlGpu::count()? {
-                0 => bail!("--gpus all: NVML sees no GPU"),
-                n => Ok((0..n).collect()),
+            Some(GpuList::All) => match self.gpus_on_host()? {
+                None => bail!("--gpus all: a simulated host has no GPUs to count; name them, such as --gpus 0,1,2,3"),
+                Some(0) => bail!("--gpus all: NVML sees no GPU"),
+                Some(n) => Ok((0..n).collect()),
             },
         }
+    }
+
+    /// How many GPUs this host has, as NVML counts them; `None` on the simulated backend,
+    /// whose host has none to count.
+    pub(crate) fn gpus_on_host(&self) -> Result<Option<u32>> {
+        match &self.simulate {
+            Some(_) => Ok(None),
+            None => Ok(Some(NvmlGpu::count()?)),
+        }
+    }
+
+    /// Real seconds of `planned` seconds of the plan's estimates on the chosen backend: the
+    /// simulated one passes `--time-scale` real seconds per simulated second.
+    pub(crate) fn real_seconds(&self, planned: f64) -> f64 {
+        planned * self.simulate.as_ref().map_or(1.0, |s| s.time_scale)
     }
 
     /// The backend of GPU `index`: the simulated GPU with `simulate`, else the GPU through

@@ -18,7 +18,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::backend::Backend;
-use crate::faults;
 use crate::jobs::{JobSet, JobSpec, Phase};
 use crate::leftovers::Leftovers;
 use crate::modes::{self, mps, Applied, ModeContext, ModeGuard, MpsDirs};
@@ -179,8 +178,7 @@ impl Env<'_> {
 
     /// A run that starts no job (infeasible, skipped): a directory with `meta.json` only.
     fn without_jobs(&self, req: &Request, status: RunStatus, reason: String, started: f64) -> Result<Outcome> {
-        let dir =
-            TraceDir::create(self.campaign_dir, &req.run_id)?.with_full_disk(self.opts.fault_full_disk(&req.run_id));
+        let dir = TraceDir::create(self.campaign_dir, &req.run_id)?.with_full_disk(self.backend.disk_full(&req.run_id));
         self.ended_early(req, dir, status, reason, started)
     }
 
@@ -393,8 +391,7 @@ impl<'a> Run<'a> {
     /// Creates the trace directory and announces the run.
     fn begin(env: &'a Env<'a>, req: &'a Request<'a>, started: f64) -> Result<Run<'a>> {
         let w = req.workload;
-        let dir =
-            TraceDir::create(env.campaign_dir, &req.run_id)?.with_full_disk(env.opts.fault_full_disk(&req.run_id));
+        let dir = TraceDir::create(env.campaign_dir, &req.run_id)?.with_full_disk(env.backend.disk_full(&req.run_id));
         let n_jobs = w.jobs.len();
         let labels: Vec<String> = (0..n_jobs).map(|i| label(w, i)).collect();
         env.progress.run_started(
@@ -445,23 +442,11 @@ impl<'a> Run<'a> {
         Ok(JobSet::spawn(specs))
     }
 
-    /// Environment of job `i` from the faults injected for tests (`--fault-wrong-mps-pipe`):
-    /// under MPS, a pipe directory where no daemon serves (the one above the daemon's own:
-    /// it exists while the daemon runs, and holds no daemon's pipes).
+    /// Environment of job `i` from the faults injected for tests, which the backend chooses
+    /// ([`Backend::fault_env`]).
     fn injected_env(&self, i: usize) -> Vec<(String, String)> {
-        let selected = self
-            .env
-            .opts
-            .fault_wrong_mps_pipe
-            .as_deref()
-            .is_some_and(|sel| self.under_mps() && faults::selects(sel, &self.req.run_id, i as u32));
-        let pipe = &self.env.mps_dirs.pipe;
-        match pipe.parent() {
-            Some(nowhere) if selected => {
-                vec![("CUDA_MPS_PIPE_DIRECTORY".into(), nowhere.to_string_lossy().into_owned())]
-            }
-            _ => Vec::new(),
-        }
+        let mps_pipe = self.under_mps().then_some(self.env.mps_dirs.pipe.as_path());
+        self.env.backend.fault_env(&self.req.run_id, i, mps_pipe)
     }
 
     fn under_mps(&self) -> bool {
@@ -730,7 +715,7 @@ impl<'a> Run<'a> {
     /// directory) and reports the run.
     fn finish(self, end: End, status: RunStatus, reason: Option<String>) -> Result<Outcome> {
         let (env, req, report) = (self.env, self.req, &end.report);
-        if report.samples > 0 && report.wall_seconds > 0.0 && !env.backend.simulated() {
+        if report.samples > 0 && report.wall_seconds > 0.0 && report.read_the_host {
             env.progress.log(&format!(
                 "{}: telemetry: {} samples at {} Hz, sampler CPU {:.2} s ({:.2}% of one core)",
                 req.run_id,

@@ -38,3 +38,11 @@ pub(crate) fn signal() -> Option<i32> {
         s => Some(s),
     }
 }
+
+/// What the progress and the summary say of a stop signal: `interrupted by signal N`.
+pub(crate) fn interrupt_text() -> String {
+    match signal() {
+        Some(s) => format!("interrupted by signal {s}"),
+        None => "interrupted".into(),
+    }
+}

@@ -19,7 +19,8 @@ pub(crate) struct TraceDir {
     pub run_id: String,
     /// The temporary directory being written.
     pub path: PathBuf,
-    /// For tests: every write fails as on a full disk (`--fault-disk-full`).
+    /// For tests: every write fails as on a full disk (the backend's
+    /// [`crate::backend::Backend::disk_full`]).
     full_disk: bool,
 }
 

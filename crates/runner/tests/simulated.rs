@@ -676,7 +676,7 @@ fn a_job_the_mps_daemon_does_not_serve_fails_its_run_and_the_next_run_is_ok() {
         workload("wl-wrong-limited", Mode::MpsLimited, vec![limited_job("resnet26", 45, 71424)]),
     ]);
     let mut o = sim_options(d.path());
-    o.fault_wrong_mps_pipe = Some("wl-wrong:1,wl-wrong-limited:0".into());
+    o.simulate.as_mut().unwrap().fault_wrong_mps_pipe = Some("wl-wrong:1,wl-wrong-limited:0".into());
     let s = run_campaign(&p, &o).unwrap();
     assert_eq!((s.count(RunStatus::Failed), s.count(RunStatus::Ok)), (2, 1), "{}", s.render());
     assert!(s.stopped.is_none());
@@ -987,7 +987,7 @@ fn a_full_disk_while_a_trace_is_written_stops_cleanly_and_the_run_is_made_again(
         workload("e33-c", Mode::Exclusive, vec![job("resnet50")]),
     ]);
     let mut o = sim_options(d.path());
-    o.fault_disk_full = Some("e33-b".into());
+    o.simulate.as_mut().unwrap().fault_disk_full = Some("e33-b".into());
     let e = format!("{:#}", run_campaign(&p, &o).unwrap_err());
     assert!(e.contains("e33-b.r1: the campaign stops") && e.contains("No space left on device"), "{e}");
     let listed = std::fs::read_to_string(d.path().join("SHA256SUMS")).unwrap();
@@ -995,7 +995,7 @@ fn a_full_disk_while_a_trace_is_written_stops_cleanly_and_the_run_is_made_again(
     let (ok, out) = sha256sum_check(d.path());
     assert!(ok, "{out}");
 
-    o.fault_disk_full = None;
+    o.simulate.as_mut().unwrap().fault_disk_full = None;
     let s = run_campaign(&p, &o).unwrap();
     assert_eq!(s.quarantined.len(), 1, "{}", s.render());
     assert!(s.quarantined[0].1.to_string_lossy().contains("e33-b.r1"), "{:?}", s.quarantined);

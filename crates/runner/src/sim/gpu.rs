@@ -8,7 +8,9 @@ use colloc_plan::{GpuTarget, PlannedWorkload};
 use colloc_trace::meta::{DriverListing, GpuInfo};
 use colloc_trace::Mode;
 use std::collections::BTreeMap;
+use std::path::Path;
 
+use super::faults;
 use super::job::{FakeParams, PARAMS_ENV};
 use super::model::{power_limit_watts, Rng};
 use super::telemetry::SimSource;
@@ -35,6 +37,17 @@ pub struct SimOptions {
     /// NVML failing mid-run: in runs whose id contains `.0`, from `.1` simulated seconds
     /// after the release on, power, energy and the GPM metrics cannot be read.
     pub nvml_errors: Option<(String, f64)>,
+    /// The jobs of `mps` and `mps-limited` runs this selects (the grammar of
+    /// [`super::faults`]: `INDEX`, `*`, `PATTERN:INDEX`, comma-separated) look for the MPS
+    /// daemon in a pipe directory where none serves (the one above the daemon's own: it
+    /// exists while the daemon runs, and holds no daemon's pipes), so the driver lists them
+    /// as plain compute processes and the check of the run's MPS clients must fail the run.
+    #[serde(default)]
+    pub fault_wrong_mps_pipe: Option<String>,
+    /// Runs whose id contains this fail every write of their trace as on a full disk
+    /// (`ENOSPC`).
+    #[serde(default)]
+    pub fault_disk_full: Option<String>,
 }
 
 /// A process of someone else that the simulated driver lists on the GPU, from some time
@@ -60,6 +73,8 @@ impl Default for SimOptions {
             lists_mps_clients: true,
             foreign_process: None,
             nvml_errors: None,
+            fault_wrong_mps_pipe: None,
+            fault_disk_full: None,
         }
     }
 }
@@ -205,6 +220,23 @@ impl Backend for SimGpu {
                     .map(|(_, after)| after * self.opts.time_scale),
             ),
         ))
+    }
+
+    /// `--fault-wrong-mps-pipe`: under MPS, the selected jobs get the directory above the
+    /// daemon's pipe directory as theirs.
+    fn fault_env(&self, run_id: &str, job: usize, mps_pipe: Option<&Path>) -> Vec<(String, String)> {
+        let selected = |sel: &String| faults::selects(sel, run_id, job as u32);
+        match (self.opts.fault_wrong_mps_pipe.as_ref().filter(|s| selected(s)), mps_pipe.and_then(Path::parent)) {
+            (Some(_), Some(nowhere)) => {
+                vec![("CUDA_MPS_PIPE_DIRECTORY".into(), nowhere.to_string_lossy().into_owned())]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// `--fault-disk-full`: the runs whose id contains its pattern.
+    fn disk_full(&self, run_id: &str) -> bool {
+        self.opts.fault_disk_full.as_deref().is_some_and(|p| run_id.contains(p))
     }
 
     /// Each job's simulated behaviour, for the simulated job ([`super::job`]).

@@ -41,8 +41,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::faults;
 use super::model::Rng;
-use crate::faults;
 
 pub(super) const PARAMS_ENV: &str = "COLLOC_FAKE_SIM";
 

@@ -5,7 +5,11 @@
 //! * [`telemetry`]: GPU and process samples derived from the model and the jobs' phases.
 //! * [`job`]: the simulated training job (`colloc-runner fake-job`), which speaks the real
 //!   job protocol.
+//! * [`faults`]: which jobs a fault injected for tests selects; the faults themselves are the
+//!   simulated job's (`COLLOC_FAKE_*`) and the simulated GPU's (`--fault-wrong-mps-pipe`,
+//!   `--fault-disk-full`, which need `--simulate`).
 
+mod faults;
 mod gpu;
 mod job;
 mod model;

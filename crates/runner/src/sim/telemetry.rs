@@ -219,11 +219,18 @@ impl GpuSource for SimSource {
         (colloc_trace::monotonic_seconds() - release >= after).then(|| HashMap::from([(FOREIGN_PID, Some(bytes))]))
     }
 
+    /// The simulated samples read nothing of the host: the sampler's CPU time says nothing of
+    /// a real one's.
+    fn reads_the_host(&self) -> bool {
+        false
+    }
+
     fn process_name(&self, pid: u32) -> Option<String> {
         (pid == FOREIGN_PID).then(|| "simulated-foreign".to_string())
     }
 
-    fn simulated_processes(&mut self, jobs: &[JobState]) -> Option<Vec<Option<ProcRow>>> {
+    /// Simulated jobs' rows, from the model.
+    fn own_process_rows(&mut self, jobs: &[JobState]) -> Option<Vec<Option<ProcRow>>> {
         let rows = jobs
             .iter()
             .enumerate()

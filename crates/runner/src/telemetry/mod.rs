@@ -185,9 +185,15 @@ pub(crate) trait GpuSource: Send {
     fn sample(&mut self, jobs: &[JobState], gaps: &mut Gaps, energy: bool) -> Vec<GpuRow>;
     /// pid → GPU memory used; `None` when unknown.
     fn process_memory(&mut self, gaps: &mut Gaps) -> Option<HashMap<u32, Option<u64>>>;
-    /// Simulated process rows instead of `/proc` (`None`: read `/proc`).
-    fn simulated_processes(&mut self, _jobs: &[JobState]) -> Option<Vec<Option<ProcRow>>> {
+    /// Each job's process row as the source itself gives it, instead of from `/proc`
+    /// (`None`: read `/proc`).
+    fn own_process_rows(&mut self, _jobs: &[JobState]) -> Option<Vec<Option<ProcRow>>> {
         None
+    }
+    /// Whether sampling reads the host (its GPU through the driver, `/proc`), so that the
+    /// sampler's CPU time is what telemetry costs a host, worth a line after each run.
+    fn reads_the_host(&self) -> bool {
+        true
     }
     /// The command name of a process on the GPU (`/proc/<pid>/comm`).
     fn process_name(&self, pid: u32) -> Option<String> {
@@ -266,6 +272,8 @@ pub(crate) struct Report {
     pub wall_seconds: f64,
     /// Processes on the GPU that were no job's, by pid.
     pub foreign: Vec<ForeignProcess>,
+    /// The samples were read from the host ([`GpuSource::reads_the_host`]).
+    pub read_the_host: bool,
 }
 
 type Gz = GzEncoder<BufWriter<File>>;
@@ -339,7 +347,7 @@ impl Files {
     }
 }
 
-/// Each job's process row: the source's own (simulated) or from `/proc` with the GPU memory
+/// Each job's process row: the source's own, or from `/proc` with the GPU memory
 /// of the tree's processes (`None` in a row when the driver does not say for one of them).
 /// Beside them, the foreign processes first seen in this sample (`tracker`).
 fn process_rows(
@@ -351,8 +359,8 @@ fn process_rows(
     mono: f64,
 ) -> (Vec<Option<ProcRow>>, Vec<ForeignProcess>) {
     let roots: Vec<Option<u32>> = snapshot.iter().map(|j| j.pid).collect();
-    if let Some(rows) = source.simulated_processes(snapshot) {
-        // A simulated source lists on the GPU only what is not a simulated job's row.
+    if let Some(rows) = source.own_process_rows(snapshot) {
+        // A source with rows of its own lists on the GPU only what is not a job's row.
         let new = match source.process_memory(gaps) {
             Some(on_gpu) => {
                 tracker.observe(mono, &on_gpu, roots.iter().flatten().copied(), &|p| source.process_name(p))
@@ -464,7 +472,7 @@ impl Sampler {
                     let snapshot = jobs.lock().unwrap_or_else(|p| p.into_inner()).clone();
                     let mono = colloc_trace::monotonic_seconds();
                     let wall = colloc_trace::wall_seconds();
-                    let energy = samples % every == 0;
+                    let energy = samples.is_multiple_of(every);
                     let mut rows = source.sample(&snapshot, &mut gaps, energy);
                     if !energy {
                         paced_energy(&mut rows, &mut gaps, every, rate_hz);
@@ -500,6 +508,7 @@ impl Sampler {
                     cpu_seconds: thread_cpu_seconds() - cpu0,
                     wall_seconds: t0.elapsed().as_secs_f64(),
                     foreign: tracker.report(),
+                    read_the_host: source.reads_the_host(),
                 })
             })
             .context("cannot start the telemetry thread")?;
@@ -624,7 +633,7 @@ mod tests {
         fn process_memory(&mut self, _gaps: &mut Gaps) -> Option<HashMap<u32, Option<u64>>> {
             Some(HashMap::new())
         }
-        fn simulated_processes(&mut self, jobs: &[JobState]) -> Option<Vec<Option<ProcRow>>> {
+        fn own_process_rows(&mut self, jobs: &[JobState]) -> Option<Vec<Option<ProcRow>>> {
             Some(vec![None; jobs.len()])
         }
     }

@@ -1,10 +1,10 @@
 //! Faults injected for tests, each chosen per job by a selector: a comma-separated list of
 //! `INDEX`, `*` (every job) or `PATTERN:INDEX` / `PATTERN:*` (jobs of runs whose id contains
-//! PATTERN). The simulated job's faults (`COLLOC_FAKE_*`) and the runner's own
-//! (`--fault-wrong-mps-pipe`) share this grammar.
+//! PATTERN). The simulated job's faults (`COLLOC_FAKE_*`) and the simulated backend's
+//! `--fault-wrong-mps-pipe` share this grammar.
 
 /// Whether `selector` selects job `job` of run `run_id`.
-pub(crate) fn selects(selector: &str, run_id: &str, job: u32) -> bool {
+pub(super) fn selects(selector: &str, run_id: &str, job: u32) -> bool {
     selector.split(',').map(str::trim).filter(|s| !s.is_empty()).any(|item| {
         let (pattern, index) = match item.rsplit_once(':') {
             Some((p, i)) => (Some(p), i),
