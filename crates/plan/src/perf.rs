@@ -147,109 +147,31 @@ pub fn job_memory_bytes(mode: Mode, j: &PlannedJob) -> f64 {
     (ctx + p.mem_fixed_gib + p.mem_per_image_gib * j.batch_size as f64) * GIB
 }
 
+/// A job's demands as if it were alone in its workload's mode: its GPU-bound rate, its
+/// loaders' cap, its busy share and occupancy, its memory and its memory limit.
+struct JobAlone {
+    gpu_rate: f64,
+    data_cap: f64,
+    busy: f64,
+    occ: f64,
+    memory: f64,
+    limit: f64,
+}
+
 /// The modelled behaviour of every job of a workload on the target GPU.
 pub fn model_workload(gpu: &GpuTarget, w: &PlannedWorkload) -> WorkloadModel {
     let n = w.jobs.len().max(1) as f64;
     let memory_total = gpu.memory_gib * GIB;
-    let loading = w.jobs.iter().filter(|j| j.data.source != DataSource::Synthetic);
-    let total_workers: f64 = loading.clone().map(|j| j.training.workers as f64).sum();
-    // Each loading job's own process keeps a core busy; the workers share the rest (7 ×
-    // resnet26 on files: 28 workers on 9 cores, 2905–3631 images/s in all on the H200 host).
-    let cores = (HOST_CORES - loading.count() as f64).max(1.0);
-    let cpu_share = if total_workers > cores { cores / total_workers } else { 1.0 };
-
-    struct Pre {
-        gpu_rate: f64,
-        data_cap: f64,
-        busy: f64,
-        occ: f64,
-        memory: f64,
-        limit: f64,
-    }
-    let pre: Vec<Pre> = w
-        .jobs
-        .iter()
-        .map(|j| {
-            let p = profile_on(gpu, &j.model);
-            let b = j.batch_size.max(1) as f64 / 128.0;
-            let alone = alone_images_per_second(gpu, &j.model, j.batch_size);
-            let busy = (p.busy * b.powf(0.35)).clamp(0.05, 0.98);
-            let occ = (p.occupancy * b.powf(0.35)).clamp(0.05, 1.0);
-            let share = sm_share(gpu, w.mode, j);
-            let step = (1.0 - busy) + busy * (occ / share).max(1.0);
-            let gpu_rate = alone / step;
-            let data_cap = loader_images_per_second_per_worker(&j.data) * j.training.workers.max(1) as f64 * cpu_share;
-            let memory = job_memory_bytes(w.mode, j);
-            let limit = match w.mode {
-                Mode::Mig => j.mig_slice.as_ref().map(|s| s.memory_bytes as f64 * 0.93),
-                Mode::MpsLimited => j.mps_limits.as_ref().map(|l| l.pinned_mem_limit_mib as f64 * 1024.0 * 1024.0),
-                _ => None,
-            }
-            .unwrap_or(f64::INFINITY);
-            // Fraction of the step the GPU (or the job's share of it) is busy.
-            let busy = busy * (occ / share).max(1.0) / step;
-            Pre { gpu_rate, data_cap, busy, occ: occ.min(share), memory, limit }
-        })
-        .collect();
-
-    // Sharing factor of the GPU side under MPS, from what each job asks of it.
-    let share = match w.mode {
-        Mode::Exclusive | Mode::Mig => 1.0,
-        // Per job: `naive_shares` below.
-        Mode::Naive => 1.0,
-        Mode::Mps | Mode::MpsLimited => {
-            let sum: f64 = pre.iter().map(|p| p.busy * (p.data_cap / p.gpu_rate).min(1.0) * p.occ).sum();
-            (1.0 / sum.max(1e-9)).min(1.0) * (1.0 - 0.015 * (n - 1.0)).max(0.7)
-        }
-    };
+    let cpu_share = loader_cpu_share(w);
+    let pre: Vec<JobAlone> = w.jobs.iter().map(|j| job_alone(gpu, w.mode, j, cpu_share)).collect();
+    let share = mps_share(w.mode, &pre, n);
     let mig_overhead = if w.mode == Mode::Mig { 0.99 } else { 1.0 };
     // Under naive: each job's share of the GPU's time, the capacity handed out alike (water
     // filling), a job needing less (its loaders' rate) leaving the rest to the others.
     let naive_capacity = if pre.len() > 1 { NAIVE_CAPACITY } else { 1.0 };
     let fair_naive = naive_capacity / pre.len().max(1) as f64;
-    let naive_shares: Option<Vec<f64>> = (w.mode == Mode::Naive).then(|| {
-        let needs: Vec<f64> = pre.iter().map(|p| (p.data_cap / p.gpu_rate).min(1.0)).collect();
-        let mut order: Vec<usize> = (0..needs.len()).collect();
-        order.sort_by(|&a, &b| needs[a].total_cmp(&needs[b]));
-        let mut shares = vec![0.0; needs.len()];
-        let mut left = naive_capacity;
-        for (k, &i) in order.iter().enumerate() {
-            let fair = left / (order.len() - k) as f64;
-            shares[i] = needs[i].min(fair);
-            left -= shares[i];
-        }
-        shares
-    });
-
-    // Out of memory: per job against its limit; on a shared GPU the job whose allocation
-    // comes last runs out first.
-    let mut oom: Vec<Option<String>> = pre
-        .iter()
-        .map(|p| {
-            (p.memory > p.limit).then(|| {
-                format!(
-                    "CUDA out of memory. Tried to allocate {:.2} GiB (limit {:.2} GiB) [simulated]",
-                    p.memory / GIB,
-                    p.limit / GIB
-                )
-            })
-        })
-        .collect();
-    if w.mode != Mode::Mig {
-        let mut used = 0.0;
-        for (i, p) in pre.iter().enumerate() {
-            if oom[i].is_none() && used + p.memory > memory_total * 0.97 {
-                oom[i] = Some(format!(
-                    "CUDA out of memory. Tried to allocate {:.2} GiB; {:.2} GiB of {:.2} GiB in use [simulated]",
-                    p.memory / GIB,
-                    used / GIB,
-                    memory_total / GIB
-                ));
-            } else if oom[i].is_none() {
-                used += p.memory;
-            }
-        }
-    }
+    let naive_shares: Option<Vec<f64>> = (w.mode == Mode::Naive).then(|| naive_shares(&pre, naive_capacity));
+    let oom = job_ooms(w.mode, &pre, memory_total);
 
     let jobs = w
         .jobs
@@ -266,22 +188,133 @@ pub fn model_workload(gpu: &GpuTarget, w: &PlannedWorkload) -> WorkloadModel {
                     (gpu_side, gpu_side.min(p.data_cap))
                 }
             };
-            let wait = if rate < gpu_side { 1.0 - rate / gpu_side } else { 0.0 };
-            let workers = j.training.workers;
-            let loading = if j.data.source == DataSource::Synthetic { 0.0 } else { 95.0 * rate / p.data_cap };
-            JobModel {
-                images_per_second: rate,
-                data_wait_fraction: wait,
-                memory_bytes: p.memory as u64,
-                oom,
-                sm_activity: (p.busy * p.occ * rate / p.gpu_rate).min(1.0),
-                cpu_pct: 100.0 * (1.0 - wait).max(0.2) + loading * workers as f64,
-                rss_bytes: ((2.5 + 0.8 * workers as f64) * GIB) as u64,
-                processes: 1 + workers,
-            }
+            job_model(j, p, oom, gpu_side, rate)
         })
         .collect();
     WorkloadModel { jobs, memory_total_bytes: memory_total as u64 }
+}
+
+/// The share of their decode rate the loader workers of a workload get from the host's cores.
+fn loader_cpu_share(w: &PlannedWorkload) -> f64 {
+    let loading = w.jobs.iter().filter(|j| j.data.source != DataSource::Synthetic);
+    let total_workers: f64 = loading.clone().map(|j| j.training.workers as f64).sum();
+    // Each loading job's own process keeps a core busy; the workers share the rest (7 ×
+    // resnet26 on files: 28 workers on 9 cores, 2905–3631 images/s in all on the H200 host).
+    let cores = (HOST_CORES - loading.count() as f64).max(1.0);
+    if total_workers > cores {
+        cores / total_workers
+    } else {
+        1.0
+    }
+}
+
+/// Job `j` as if alone in `mode` on its share of the GPU, its loaders at `cpu_share` of their rate.
+fn job_alone(gpu: &GpuTarget, mode: Mode, j: &PlannedJob, cpu_share: f64) -> JobAlone {
+    let p = profile_on(gpu, &j.model);
+    let b = j.batch_size.max(1) as f64 / 128.0;
+    let alone = alone_images_per_second(gpu, &j.model, j.batch_size);
+    let busy = (p.busy * b.powf(0.35)).clamp(0.05, 0.98);
+    let occ = (p.occupancy * b.powf(0.35)).clamp(0.05, 1.0);
+    let share = sm_share(gpu, mode, j);
+    let step = (1.0 - busy) + busy * (occ / share).max(1.0);
+    let gpu_rate = alone / step;
+    let data_cap = loader_images_per_second_per_worker(&j.data) * j.training.workers.max(1) as f64 * cpu_share;
+    let memory = job_memory_bytes(mode, j);
+    let limit = job_memory_limit(mode, j);
+    // Fraction of the step the GPU (or the job's share of it) is busy.
+    let busy = busy * (occ / share).max(1.0) / step;
+    JobAlone { gpu_rate, data_cap, busy, occ: occ.min(share), memory, limit }
+}
+
+/// The device memory job `j` may allocate in `mode`, in bytes: its MIG slice's or its pinned
+/// MPS limit; infinite otherwise.
+fn job_memory_limit(mode: Mode, j: &PlannedJob) -> f64 {
+    match mode {
+        Mode::Mig => j.mig_slice.as_ref().map(|s| s.memory_bytes as f64 * 0.93),
+        Mode::MpsLimited => j.mps_limits.as_ref().map(|l| l.pinned_mem_limit_mib as f64 * 1024.0 * 1024.0),
+        _ => None,
+    }
+    .unwrap_or(f64::INFINITY)
+}
+
+/// Sharing factor of the GPU side under MPS, from what each of the `n` jobs asks of it; 1
+/// in the other modes.
+fn mps_share(mode: Mode, pre: &[JobAlone], n: f64) -> f64 {
+    match mode {
+        Mode::Exclusive | Mode::Mig => 1.0,
+        // Per job: `naive_shares`.
+        Mode::Naive => 1.0,
+        Mode::Mps | Mode::MpsLimited => {
+            let sum: f64 = pre.iter().map(|p| p.busy * (p.data_cap / p.gpu_rate).min(1.0) * p.occ).sum();
+            (1.0 / sum.max(1e-9)).min(1.0) * (1.0 - 0.015 * (n - 1.0)).max(0.7)
+        }
+    }
+}
+
+/// Under `naive`, each job's share of the GPU's time: `capacity` handed out alike (water
+/// filling), a job needing less (its loaders' rate) leaving the rest to the others.
+fn naive_shares(pre: &[JobAlone], capacity: f64) -> Vec<f64> {
+    let needs: Vec<f64> = pre.iter().map(|p| (p.data_cap / p.gpu_rate).min(1.0)).collect();
+    let mut order: Vec<usize> = (0..needs.len()).collect();
+    order.sort_by(|&a, &b| needs[a].total_cmp(&needs[b]));
+    let mut shares = vec![0.0; needs.len()];
+    let mut left = capacity;
+    for (k, &i) in order.iter().enumerate() {
+        let fair = left / (order.len() - k) as f64;
+        shares[i] = needs[i].min(fair);
+        left -= shares[i];
+    }
+    shares
+}
+
+/// Which jobs run out of memory, and the message of each: per job against its limit; on a
+/// shared GPU (all modes but `mig`) the job whose allocation comes last runs out first.
+fn job_ooms(mode: Mode, pre: &[JobAlone], memory_total: f64) -> Vec<Option<String>> {
+    let mut oom: Vec<Option<String>> = pre
+        .iter()
+        .map(|p| {
+            (p.memory > p.limit).then(|| {
+                format!(
+                    "CUDA out of memory. Tried to allocate {:.2} GiB (limit {:.2} GiB) [simulated]",
+                    p.memory / GIB,
+                    p.limit / GIB
+                )
+            })
+        })
+        .collect();
+    if mode != Mode::Mig {
+        let mut used = 0.0;
+        for (i, p) in pre.iter().enumerate() {
+            if oom[i].is_none() && used + p.memory > memory_total * 0.97 {
+                oom[i] = Some(format!(
+                    "CUDA out of memory. Tried to allocate {:.2} GiB; {:.2} GiB of {:.2} GiB in use [simulated]",
+                    p.memory / GIB,
+                    used / GIB,
+                    memory_total / GIB
+                ));
+            } else if oom[i].is_none() {
+                used += p.memory;
+            }
+        }
+    }
+    oom
+}
+
+/// Job `j`'s modelled behaviour, training at `rate` where its GPU side alone would give `gpu_side`.
+fn job_model(j: &PlannedJob, p: &JobAlone, oom: Option<String>, gpu_side: f64, rate: f64) -> JobModel {
+    let wait = if rate < gpu_side { 1.0 - rate / gpu_side } else { 0.0 };
+    let workers = j.training.workers;
+    let loading = if j.data.source == DataSource::Synthetic { 0.0 } else { 95.0 * rate / p.data_cap };
+    JobModel {
+        images_per_second: rate,
+        data_wait_fraction: wait,
+        memory_bytes: p.memory as u64,
+        oom,
+        sm_activity: (p.busy * p.occ * rate / p.gpu_rate).min(1.0),
+        cpu_pct: 100.0 * (1.0 - wait).max(0.2) + loading * workers as f64,
+        rss_bytes: ((2.5 + 0.8 * workers as f64) * GIB) as u64,
+        processes: 1 + workers,
+    }
 }
 
 #[cfg(test)]

@@ -423,17 +423,67 @@ fn images_ok(what: &str, n: u64) -> Result<(), String> {
     Ok(())
 }
 
+/// Checks the fields every event has: `mono` finite and ≥ 0, `wall` finite, and `job` the
+/// log's job.
+#[inline]
+fn check_stamps(e: &Event, job: u32) -> Result<(), String> {
+    non_negative("mono", e.mono)?;
+    if !e.wall.is_finite() {
+        return Err(format!("wall is {}, not a finite number", e.wall));
+    }
+    if e.job != job {
+        return Err(format!("job is {}, but this is the log of job {job}", e.job));
+    }
+    Ok(())
+}
+
+/// Checks that the iterations of a chunk starting at `first_step` end one after another
+/// (`end_us` increasing).
+#[inline]
+fn check_iteration_ends(first_step: u64, end_us: &[u64]) -> Result<(), String> {
+    if let Some(k) = end_us.windows(2).position(|w| w[1] <= w[0]) {
+        let (a, b) = (end_us[k], end_us[k + 1]);
+        let how = if b < a { "decreases" } else { "does not increase" };
+        return Err(format!(
+            "iterations: end_us {how} at index {} ({b} after {a}): iteration {} does not end after iteration {}",
+            k + 1,
+            first_step.saturating_add(k as u64 + 1),
+            first_step.saturating_add(k as u64)
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a `window_met`: `seconds` and `ci_rel` ≥ 0, and no `precision_met` without a `ci_rel`.
+#[inline]
+fn check_window_met(seconds: f64, ci_rel: Option<f64>, precision_met: Option<bool>) -> Result<(), String> {
+    non_negative("window_met: seconds", seconds)?;
+    if let Some(c) = ci_rel {
+        non_negative("window_met: ci_rel", c)?;
+    }
+    if precision_met == Some(true) && ci_rel.is_none() {
+        return Err("window_met: precision_met true without a ci_rel".to_string());
+    }
+    Ok(())
+}
+
 impl LogOrder {
+    /// Checks event `e` of job `job`'s log against the protocol's rules and the events before it.
     fn feed(&mut self, e: &Event, job: u32) -> Result<(), String> {
         let name = e.body.kind();
+        check_stamps(e, job)?;
+        self.check_order(name, e.mono)?;
+        self.check_body(&e.body)?;
+        self.record(name, e.mono);
+        Ok(())
+    }
+
+    /// Checks that an event of kind `name` at `mono` may come where it does: `hello` first,
+    /// nothing after `end`, the once-only kinds once, `mono` non-decreasing, and the kinds of
+    /// the window in their order.
+    #[inline]
+    fn check_order(&self, name: &'static str, mono: f64) -> Result<(), String> {
         let seen = |n: &str| self.seen.contains(&n);
-        non_negative("mono", e.mono)?;
-        if !e.wall.is_finite() {
-            return Err(format!("wall is {}, not a finite number", e.wall));
-        }
-        if e.job != job {
-            return Err(format!("job is {}, but this is the log of job {job}", e.job));
-        }
         if self.seen.is_empty() && name != "hello" {
             return Err(format!("the first event must be hello, got {name}"));
         }
@@ -445,8 +495,8 @@ impl LogOrder {
             return Err(format!("a second {name} event"));
         }
         if let Some(prev) = self.mono {
-            if e.mono < prev {
-                return Err(format!("mono goes backwards ({} after {prev})", e.mono));
+            if mono < prev {
+                return Err(format!("mono goes backwards ({mono} after {prev})"));
             }
         }
         let ordered = |cond: bool, what: &str| if cond { Err(what.to_string()) } else { Ok(()) };
@@ -463,7 +513,14 @@ impl LogOrder {
         if ["iterations", "window_met"].contains(&name) && self.version == Some(1) {
             return Err(format!("{name} in a protocol version 1 log"));
         }
-        match &e.body {
+        Ok(())
+    }
+
+    /// Checks the fields of an event's body, each kind by its rules, and records what later
+    /// events are checked against (the protocol version, error kinds, the next chunk).
+    #[inline]
+    fn check_body(&mut self, body: &EventBody) -> Result<(), String> {
+        match body {
             EventBody::Hello { protocol_version, .. } => {
                 if !READABLE_VERSIONS.contains(protocol_version) {
                     return Err(format!("protocol_version {protocol_version} is not one of 1, 2"));
@@ -480,66 +537,10 @@ impl LogOrder {
                 non_negative("sample: data_wait_seconds", *data_wait_seconds)?;
             }
             EventBody::Iterations { first_step, base_mono, end_us, images, data_wait_us } => {
-                non_negative("iterations: base_mono", *base_mono)?;
-                let n = end_us.len();
-                if n == 0 {
-                    return Err("iterations with no iteration".to_string());
-                }
-                if images.len() != n || data_wait_us.len() != n {
-                    return Err(format!(
-                        "iterations: end_us, images and data_wait_us differ in length ({n}, {}, {})",
-                        images.len(),
-                        data_wait_us.len()
-                    ));
-                }
-                if let Some(k) = end_us.windows(2).position(|w| w[1] <= w[0]) {
-                    let (a, b) = (end_us[k], end_us[k + 1]);
-                    let how = if b < a { "decreases" } else { "does not increase" };
-                    return Err(format!(
-                        "iterations: end_us {how} at index {} ({b} after {a}): iteration {} does not end after iteration {}",
-                        k + 1,
-                        first_step.saturating_add(k as u64 + 1),
-                        first_step.saturating_add(k as u64)
-                    ));
-                }
-                if end_us[0] == 0 && self.next_base.is_some() {
-                    return Err(format!(
-                        "iterations: end_us[0] is 0: iteration {first_step} does not end after iteration {}, the previous chunk's last",
-                        first_step.saturating_sub(1)
-                    ));
-                }
-                if let Some((k, n)) = images.iter().enumerate().find(|(_, n)| **n > MAX_IMAGES) {
-                    return Err(format!("iterations: images[{k}] {n} is more than {MAX_IMAGES}"));
-                }
-                if let Some(b) = self.batch_size {
-                    if let Some((k, n)) = images.iter().enumerate().find(|(_, n)| **n > b) {
-                        return Err(format!(
-                            "iterations: an iteration of {n} images (iteration {}, images[{k}]) exceeds the job's batch size {b}",
-                            first_step.saturating_add(k as u64)
-                        ));
-                    }
-                }
-                if *first_step != self.next_step {
-                    return Err(format!("iterations: first_step {first_step}, expected {}", self.next_step));
-                }
-                if let Some(b) = self.next_base {
-                    if (base_mono - b).abs() > 2e-6 {
-                        return Err(format!(
-                            "iterations: base_mono {base_mono} is not the previous chunk's last end {b}"
-                        ));
-                    }
-                }
-                self.next_step = first_step.saturating_add(n as u64);
-                self.next_base = Some(base_mono + end_us[n - 1] as f64 * 1e-6);
+                self.check_iterations(*first_step, *base_mono, end_us, images, data_wait_us)?;
             }
             EventBody::WindowMet { seconds, ci_rel, precision_met, .. } => {
-                non_negative("window_met: seconds", *seconds)?;
-                if let Some(c) = ci_rel {
-                    non_negative("window_met: ci_rel", *c)?;
-                }
-                if *precision_met == Some(true) && ci_rel.is_none() {
-                    return Err("window_met: precision_met true without a ci_rel".to_string());
-                }
+                check_window_met(*seconds, *ci_rel, *precision_met)?;
             }
             EventBody::EpochEnd { images, train_seconds, val_seconds, .. } => {
                 images_ok("epoch_end: images", *images)?;
@@ -556,12 +557,80 @@ impl LogOrder {
             EventBody::End { reason, exit_code } => self.check_end(*reason, *exit_code)?,
             _ => {}
         }
-        self.mono = Some(e.mono);
+        Ok(())
+    }
+
+    /// Checks an `iterations` chunk: its arrays of one non-zero length, iterations that end
+    /// one after another, images within bounds and the batch size, and the chunk following
+    /// the previous one; then records where the next chunk must start.
+    #[inline]
+    fn check_iterations(
+        &mut self,
+        first_step: u64,
+        base_mono: f64,
+        end_us: &[u64],
+        images: &[u64],
+        data_wait_us: &[u64],
+    ) -> Result<(), String> {
+        non_negative("iterations: base_mono", base_mono)?;
+        let n = end_us.len();
+        if n == 0 {
+            return Err("iterations with no iteration".to_string());
+        }
+        if images.len() != n || data_wait_us.len() != n {
+            return Err(format!(
+                "iterations: end_us, images and data_wait_us differ in length ({n}, {}, {})",
+                images.len(),
+                data_wait_us.len()
+            ));
+        }
+        check_iteration_ends(first_step, end_us)?;
+        if end_us[0] == 0 && self.next_base.is_some() {
+            return Err(format!(
+                "iterations: end_us[0] is 0: iteration {first_step} does not end after iteration {}, the previous chunk's last",
+                first_step.saturating_sub(1)
+            ));
+        }
+        self.check_iteration_images(first_step, images)?;
+        if first_step != self.next_step {
+            return Err(format!("iterations: first_step {first_step}, expected {}", self.next_step));
+        }
+        if let Some(b) = self.next_base {
+            if (base_mono - b).abs() > 2e-6 {
+                return Err(format!("iterations: base_mono {base_mono} is not the previous chunk's last end {b}"));
+            }
+        }
+        self.next_step = first_step.saturating_add(n as u64);
+        self.next_base = Some(base_mono + end_us[n - 1] as f64 * 1e-6);
+        Ok(())
+    }
+
+    /// Checks that no iteration of a chunk trains more than [`MAX_IMAGES`] or, when known,
+    /// the job's batch size.
+    #[inline]
+    fn check_iteration_images(&self, first_step: u64, images: &[u64]) -> Result<(), String> {
+        if let Some((k, n)) = images.iter().enumerate().find(|(_, n)| **n > MAX_IMAGES) {
+            return Err(format!("iterations: images[{k}] {n} is more than {MAX_IMAGES}"));
+        }
+        if let Some(b) = self.batch_size {
+            if let Some((k, n)) = images.iter().enumerate().find(|(_, n)| **n > b) {
+                return Err(format!(
+                    "iterations: an iteration of {n} images (iteration {}, images[{k}]) exceeds the job's batch size {b}",
+                    first_step.saturating_add(k as u64)
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Records an event of kind `name` at `mono` as seen, the last so far.
+    #[inline]
+    fn record(&mut self, name: &'static str, mono: f64) {
+        self.mono = Some(mono);
         if !self.seen.contains(&name) {
             self.seen.push(name);
         }
         self.last = Some(name);
-        Ok(())
     }
 
     fn check_end(&self, reason: EndReason, code: i32) -> Result<(), String> {
