@@ -151,22 +151,7 @@ pub fn child_main(a: ChildArgs) -> Result<ExitCode> {
     }
     let t1 = Instant::now();
     let claims = colloc_analysis::evaluate(&results, &artifact.claims)?;
-    let gpus: Vec<colloc_spec::gpu::GpuTable> = project.gpus.values().cloned().collect();
-    let paper_gpu = artifact
-        .campaigns
-        .iter()
-        .find(|c| c.name.value == "paper")
-        .and_then(|c| gpus.iter().find(|g| g.key == c.gpu.value));
-    let layout = colloc_report::Layout {
-        tables: artifact.outputs.tables.clone(),
-        figures: artifact.outputs.figures.clone(),
-        claims: artifact.outputs.claims.clone(),
-        report: artifact.outputs.report.clone(),
-    };
-    let outputs = colloc_report::outputs(
-        &colloc_report::Inputs { results: &results, claims: &claims, gpus: &gpus, paper_gpu, validation: None },
-        &layout,
-    )?;
+    let outputs = colloc_reproduce::report_outputs(&project, &results, &claims, None)?;
     let render_s = t1.elapsed().as_secs_f64();
     let peak_kb = peak_kb();
     println!(
@@ -404,7 +389,7 @@ pub fn main(a: Args) -> Result<ExitCode> {
     let root = crate::project_root()?;
     let project = colloc_spec::load_project(&root)?;
     let name = a.campaign.unwrap_or_else(|| project.artifact.shipped_campaign.value.clone());
-    let dir = crate::campaign_dir(&project.artifact, &root, &name);
+    let dir = colloc_reproduce::campaign_dir(&project.artifact, &root, &name);
     let reps = if a.quick { 3 } else { 9 };
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     println!("machine: {cores} core(s) available to this process");

@@ -18,9 +18,8 @@
 //! `differs`, 2 on an error (a directory unreadable or failing verification, named in the
 //! message).
 
-use anyhow::{bail, Context, Result};
-use colloc_analysis::{ClaimOutcome, Results};
-use colloc_report::compare::{compare, Comparison, Side};
+use anyhow::{Context, Result};
+use colloc_report::compare::Comparison;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -68,21 +67,10 @@ pub fn run(root: &Path, a: &Args) -> Result<Comparison> {
 /// Compares, and writes the outputs under `--out`: the comparison, that folder and the files.
 fn compare_and_write(root: &Path, a: &Args) -> Result<(Comparison, PathBuf, Vec<PathBuf>)> {
     let project = colloc_spec::load_project(root)?;
-    let (base, base_claims) = side(&project, "base", &a.base)?;
-    let (new, new_claims) = side(&project, "new", &a.new)?;
-    let (bl, nl) = (a.base.display().to_string(), a.new.display().to_string());
-    let c = compare(
-        &Side { label: &bl, results: &base, claims: &base_claims },
-        &Side { label: &nl, results: &new, claims: &new_claims },
-    );
+    let c = colloc_reproduce::compare_directories(&project, &a.base, &a.new)?;
     let out = a.out.clone().unwrap_or_else(|| root.join("target/compare"));
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
-    let files: [(&str, Vec<u8>); 4] = [
-        ("compare.md", c.markdown().into_bytes()),
-        ("compare.csv", c.csv().into_bytes()),
-        ("compare.svg", colloc_report::compare_svg(&c).context("drawing the comparison")?.into_bytes()),
-        ("compare.png", colloc_report::compare_png(&c).context("drawing the comparison")?),
-    ];
+    let files = colloc_reproduce::comparison_files(&c)?;
     let mut written = Vec::new();
     for (name, bytes) in &files {
         let p = out.join(name);
@@ -90,45 +78,4 @@ fn compare_and_write(root: &Path, a: &Args) -> Result<(Comparison, PathBuf, Vec<
         written.push(p);
     }
     Ok((c, out, written))
-}
-
-/// Verifies and analyses one campaign directory, and grades the claims on it.
-fn side(project: &colloc_spec::Project, label: &str, dir: &Path) -> Result<(Results, Vec<ClaimOutcome>)> {
-    let what = format!("{label} campaign directory {}", dir.display());
-    if !dir.is_dir() {
-        bail!("{what}: not a directory");
-    }
-    let name = campaign_of(dir).with_context(|| what.clone())?;
-    let artifact = &project.artifact;
-    // A campaign of this project is analysed against its plan; one that cannot be planned is
-    // an error of the project, said, not dropped.
-    let plan = name
-        .filter(|n| artifact.campaigns.iter().any(|c| &c.name.value == n))
-        .map(|n| {
-            colloc_plan::plan_project_campaign(project, &n, None)
-                .map_err(|e| anyhow::anyhow!("{what}: campaign {n} of artifact.yaml cannot be planned: {e}"))
-        })
-        .transpose()?;
-    let results = colloc_analysis::analyse(dir, plan.as_ref()).with_context(|| what.clone())?;
-    let claims = colloc_analysis::evaluate(&results, &artifact.claims).with_context(|| what.clone())?;
-    Ok((results, claims))
-}
-
-/// The campaign named in the first run's `meta.json` (`None` without runs).
-fn campaign_of(dir: &Path) -> Result<Option<String>> {
-    let runs = dir.join(colloc_trace::layout::RUNS_DIR);
-    if !runs.is_dir() {
-        return Ok(None);
-    }
-    let mut names: Vec<PathBuf> = std::fs::read_dir(&runs)
-        .with_context(|| format!("reading {}", runs.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path().join(colloc_trace::layout::META)))
-        .filter(|p| p.is_file())
-        .collect();
-    names.sort();
-    let Some(meta) = names.first() else { return Ok(None) };
-    let text = colloc_trace::limits::read_file_text(meta, colloc_trace::limits::MAX_META_BYTES)
-        .map_err(|e| anyhow::anyhow!("reading {}: {e}", meta.display()))?;
-    let v: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("parsing {}", meta.display()))?;
-    Ok(v["campaign"].as_str().map(str::to_string))
 }

@@ -1,14 +1,11 @@
-//! `cargo xtask`: a thin command line over the pipeline's crates.
+//! `cargo xtask`: the command line over the pipeline's crates; what it does with a campaign
+//! of this project is `colloc_reproduce`'s.
 //! spec (YAML) → plan → run (traces + manifest) → verify → analyse → tables, figures, claims.
 
-mod appendix;
 mod bench;
 mod compare;
-mod evidence;
 mod package;
 mod plan;
-#[cfg(test)]
-mod readme_numbers;
 mod reproduce;
 mod run;
 mod scale;
@@ -112,13 +109,4 @@ pub fn project_root() -> anyhow::Result<std::path::PathBuf> {
     }
     let found = colloc_spec::names::project_root()?;
     Ok(ROOT.get_or_init(|| found).clone())
-}
-
-/// A campaign's trace directory: its `out:` in artifact.yaml, else `data/<name>` (also for a
-/// campaign artifact.yaml does not declare).
-pub fn campaign_dir(artifact: &colloc_spec::Artifact, root: &std::path::Path, name: &str) -> std::path::PathBuf {
-    match artifact.campaigns.iter().find(|c| c.name.value == name) {
-        Some(c) => c.data_dir(root),
-        None => root.join("data").join(name),
-    }
 }

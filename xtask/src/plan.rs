@@ -12,7 +12,7 @@ pub struct Args {
     /// Campaign of artifact.yaml; none: every experiment under the `paper` protocol.
     #[arg(long)]
     pub campaign: Option<String>,
-    /// Target GPU: a100-40gb, a100-80gb, h100-80gb, h200-141gb (default: the campaign's, or a100-40gb).
+    /// Target GPU: a100-40gb, a100-80gb, h100-80gb, h200-141gb (default: the campaign's, or the paper's: artifact.yaml's `paper.gpu`).
     #[arg(long)]
     pub gpu: Option<String>,
     /// Print one JSON object (the plan) instead of the table.
@@ -34,7 +34,7 @@ pub fn make(campaign: Option<&str>, gpu: Option<&str>) -> anyhow::Result<Plan> {
     let project = colloc_spec::load_project(&root)?;
     Ok(match campaign {
         Some(c) => colloc_plan::plan_project_campaign(&project, c, gpu)?,
-        None => colloc_plan::plan_all(&project, gpu.unwrap_or("a100-40gb"), "paper")?,
+        None => colloc_plan::plan_all(&project, gpu.unwrap_or(&project.artifact.paper.gpu.value), "paper")?,
     })
 }
 

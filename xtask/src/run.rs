@@ -4,7 +4,6 @@
 
 use anyhow::Context;
 use colloc_runner::{run_campaign, RunArgs};
-use colloc_trace::Mode;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -91,7 +90,7 @@ pub fn execute(root: &std::path::Path, a: Args) -> anyhow::Result<colloc_runner:
             let out = here_dir(root, c, &table.key, &today());
             for other in &p.artifact.campaigns {
                 anyhow::ensure!(
-                    crate::campaign_dir(&p.artifact, root, &other.name.value) != out,
+                    colloc_reproduce::campaign_dir(&p.artifact, root, &other.name.value) != out,
                     "--here would write into campaign {}'s directory {}",
                     other.name.value,
                     out.display()
@@ -115,19 +114,19 @@ pub fn execute(root: &std::path::Path, a: Args) -> anyhow::Result<colloc_runner:
         _ => anyhow::bail!("give --campaign NAME or --plan FILE"),
     };
     if a.smoke {
-        a.run.only = smoke_subset(&plan);
+        a.run.only = colloc_reproduce::smoke_subset(&plan);
         anyhow::ensure!(!a.run.only.is_empty(), "--smoke: the plan has no feasible workload");
     }
     if let Some(id) = &a.claim {
         let project = project.as_ref().context("--claim needs the project's artifact.yaml")?;
-        let sel = claim_selection(project, &plan, id)?;
+        let sel = colloc_reproduce::claim_selection(project, &plan, id)?;
         println!("{}", sel.render());
         a.run.only = sel.workloads.iter().map(|(w, _, _)| w.clone()).collect();
     }
     let out = match (&a.out, &plan.campaign, &project) {
         _ if here.is_some() => here.clone().expect("checked"),
         (Some(o), _, _) => o.clone(),
-        (None, Some(c), Some(p)) => crate::campaign_dir(&p.artifact, root, c),
+        (None, Some(c), Some(p)) => colloc_reproduce::campaign_dir(&p.artifact, root, c),
         _ => anyhow::bail!("the plan names no campaign: give --out DIR"),
     };
     let training = vec!["python3".into(), root.join("workloads/train.py").to_string_lossy().into_owned()];
@@ -136,27 +135,6 @@ pub fn execute(root: &std::path::Path, a: Args) -> anyhow::Result<colloc_runner:
         Ok(vec![exe.to_string_lossy().into_owned(), "run".into(), "--fake-job".into()])
     })?;
     run_campaign(&plan, &o)
-}
-
-/// The workloads of `smoke`'s phase 5 and of `run --smoke`: for every mode the plan runs, one feasible workload (the
-/// headline 7 × resnet26 one for naive and MPS, else the plan's first of that mode), as the
-/// run ids of their first repetition, in mode order.
-pub fn smoke_subset(plan: &colloc_plan::Plan) -> Vec<String> {
-    let headline = |w: &&colloc_plan::PlannedWorkload| {
-        w.headline && w.jobs.len() == 7 && w.jobs.iter().all(|j| j.model == "resnet26")
-    };
-    let mut ids = Vec::new();
-    for mode in [Mode::Exclusive, Mode::Naive, Mode::Mps, Mode::MpsLimited, Mode::Mig] {
-        let of_mode = || plan.workloads.iter().filter(move |w| w.mode == mode && w.feasible);
-        let pick = match mode {
-            Mode::Naive | Mode::Mps => of_mode().find(headline).or_else(|| of_mode().next()),
-            _ => of_mode().next(),
-        };
-        if let Some(w) = pick {
-            ids.push(format!("{}.r1", w.id));
-        }
-    }
-    ids
 }
 
 /// The name `nvidia-smi` gives the runner's GPU (`--gpu`).
@@ -220,107 +198,13 @@ pub fn civil_date(days: u64) -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
-/// `1 h 7 min`, `42 min 10 s`, `9 s`: to the nearest second under an hour, else to the
-/// nearest minute.
-pub fn duration(seconds: f64) -> String {
-    let s = seconds.round() as u64;
-    if s < 3600 {
-        return match s / 60 {
-            0 => format!("{s} s"),
-            m => format!("{m} min {} s", s % 60),
-        };
-    }
-    let minutes = (s + 30) / 60;
-    format!("{} h {} min", minutes / 60, minutes % 60)
-}
-
-/// The workloads one claim reads in a plan, with their estimated GPU time.
-pub struct ClaimSelection {
-    pub claim: String,
-    pub campaign: String,
-    /// (workload id, repetitions, estimated seconds per repetition), in plan order.
-    pub workloads: Vec<(String, u32, f64)>,
-}
-
-impl ClaimSelection {
-    /// Estimated GPU seconds of every repetition of the selected workloads.
-    pub fn estimated_seconds(&self) -> f64 {
-        self.workloads.iter().map(|(_, n, s)| f64::from(*n) * s).sum()
-    }
-
-    pub fn render(&self) -> String {
-        let runs: u32 = self.workloads.iter().map(|(_, n, _)| n).sum();
-        let mut s = format!(
-            "claim {} on campaign {}: {} workloads, {runs} runs, estimated GPU time {} (plan `estimated_seconds` x repetitions)\n",
-            self.claim,
-            self.campaign,
-            self.workloads.len(),
-            duration(self.estimated_seconds()),
-        );
-        for (w, n, e) in &self.workloads {
-            s.push_str(&format!("  {w}  x{n}  {e:.0} s each\n"));
-        }
-        s
-    }
-}
-
-/// The workloads of `plan` that claim `id` reads ([`colloc_analysis::claim_workloads`]).
-pub fn claim_selection(
-    project: &colloc_spec::Project,
-    plan: &colloc_plan::Plan,
-    id: &str,
-) -> anyhow::Result<ClaimSelection> {
-    let Some(claim) = project.artifact.claims.iter().find(|c| c.id.eq_ignore_ascii_case(id)) else {
-        let known: Vec<&str> = project.artifact.claims.iter().map(|c| c.id.as_str()).collect();
-        anyhow::bail!("no claim `{id}` in artifact.yaml (known: {})", known.join(", "));
-    };
-    let ids = colloc_analysis::claim_workloads(claim, plan)?;
-    let workloads = plan
-        .workloads
-        .iter()
-        .filter(|w| ids.contains(&w.id))
-        .map(|w| (w.id.clone(), w.repetitions, w.estimated_seconds))
-        .collect();
-    Ok(ClaimSelection {
-        claim: claim.id.clone(),
-        campaign: plan.campaign.clone().unwrap_or_else(|| "(none)".into()),
-        workloads,
-    })
-}
-
 #[cfg(test)]
 mod tests {
-    /// `--claim C7` selects, from the h200-quick plan, the 7 × resnet26 MIG workload, its
-    /// mps-limited stand-in (both data sources) and resnet26 alone on each: nothing else.
+    /// `run --claim` is `--only` with the claim's workloads: the two do not go together.
     #[test]
-    fn claim_c7_selects_its_workloads_in_h200_quick() {
-        let root = crate::project_root().unwrap();
-        let project = colloc_spec::load_project(&root).unwrap();
-        let plan = colloc_plan::plan_project_campaign(&project, "h200-quick", None).unwrap();
-        let sel = super::claim_selection(&project, &plan, "C7").unwrap();
-        let ids: Vec<&str> = sel.workloads.iter().map(|(w, _, _)| w.as_str()).collect();
-        let mut want = vec![
-            "e33-resnet26-cifar10-x1-exclusive@gen",
-            "e33-resnet26-cifar10-x1-exclusive@syn",
-            "e33-resnet26-cifar10-x7-mig1g@syn",
-            "e33-resnet26-cifar10-x7-mpslim1g@gen",
-            "e33-resnet26-cifar10-x7-mpslim1g@syn",
-        ];
-        let mut got = ids.clone();
-        got.sort();
-        want.sort();
-        assert_eq!(got, want);
-        let est: f64 = plan
-            .workloads
-            .iter()
-            .filter(|w| ids.contains(&w.id.as_str()))
-            .map(|w| f64::from(w.repetitions) * w.estimated_seconds)
-            .sum();
-        assert!(est > 0.0 && (sel.estimated_seconds() - est).abs() < 1e-9);
-        assert!(sel.render().starts_with("claim C7 on campaign h200-quick: 5 workloads"));
-        // `run --claim` is `--only` with that set.
+    fn claim_and_only_exclude_each_other() {
         assert!(super::Args::parse(&["--campaign", "h200-quick", "--claim", "C7", "--only", "x"]).is_err());
-        assert!(super::claim_selection(&project, &plan, "C99").is_err());
+        assert!(super::Args::parse(&["--campaign", "h200-quick", "--claim", "C7"]).is_ok());
     }
 
     /// A device name picks the table whose `nvml_names` it contains, the longest match
@@ -347,18 +231,5 @@ mod tests {
         assert_eq!(super::civil_date(11_016), "2000-02-29");
         assert_eq!(super::civil_date(20_422), "2025-11-30");
         assert_eq!(super::civil_date(20_788), "2026-12-01");
-    }
-
-    /// Every claim selects at least one planned workload of the shipped campaign.
-    #[test]
-    fn every_claim_selects_workloads_of_the_shipped_campaign() {
-        let root = crate::project_root().unwrap();
-        let project = colloc_spec::load_project(&root).unwrap();
-        let plan =
-            colloc_plan::plan_project_campaign(&project, &project.artifact.shipped_campaign.value, None).unwrap();
-        for c in &project.artifact.claims {
-            let sel = super::claim_selection(&project, &plan, &c.id).unwrap();
-            assert!(!sel.workloads.is_empty(), "claim {} selects nothing", c.id);
-        }
     }
 }

@@ -69,7 +69,7 @@ pub struct Steps {
 /// `stamp` names the GPU run's directory (a real run is never overwritten).
 pub fn steps(root: &Path, plan: &Plan, shipped_dir: &Path, gpu: Option<u32>, stamp: u64) -> Result<Steps> {
     let campaign = plan.campaign.clone().context("the shipped campaign's plan names no campaign")?;
-    let selected = crate::run::smoke_subset(plan);
+    let selected = colloc_reproduce::smoke_subset(plan);
     if selected.is_empty() {
         bail!("the plan of campaign {campaign} has no feasible workload to run");
     }
@@ -121,37 +121,18 @@ pub fn main(a: Args) -> Result<ExitCode> {
     Ok(if phases.iter().all(|p| p.ok) { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
-/// Runs the phases (prints them only, with `dry_run`), printing each as it goes.
-pub fn smoke(root: &Path, gpu: Option<u32>, dry_run: bool) -> Result<Vec<Phase>> {
-    // What the phases need from the project; without it nothing can be checked.
-    let project = colloc_spec::load_project(root)?;
-    let shipped = project.artifact.shipped_campaign.value.clone();
-    let shipped_dir = crate::campaign_dir(&project.artifact, root, &shipped);
-    let rel = |p: &Path| p.strip_prefix(root).unwrap_or(p).display().to_string();
-    let plan = colloc_plan::plan_project_campaign(&project, &shipped, None)?;
-    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    let st = steps(root, &plan, &shipped_dir, gpu, stamp)?;
-    let backend = if gpu.is_some() { "this machine's GPU" } else { "the simulated backend" };
+/// The phases run so far, each printed as it goes.
+struct Phases(Vec<Phase>);
 
-    if dry_run {
-        println!("smoke (dry run): shipped campaign {shipped}, phase 5 on {backend}");
-        println!("[1/6] validate: cargo xtask validate");
-        println!("[2/6] plan: {}", command("plan", &["--campaign".into(), shipped.clone()]));
-        println!("[3/6] verify: sha256sum -c SHA256SUMS in {}", rel(&shipped_dir));
-        println!("[4/6] reproduce: cargo xtask reproduce --check");
-        println!("[5/6] run {} workloads of {}:", st.selected.len(), st.campaign);
-        for id in &st.selected {
-            println!("        {id}");
-        }
-        println!("      $ {}", command("run", &st.run));
-        println!("      verify: sha256sum -c SHA256SUMS in {}", rel(&st.dir));
-        println!("      $ {}", command("reproduce", &st.reproduce));
-        println!("[6/6] $ {}", command("compare", &st.compare));
-        return Ok(Vec::new());
-    }
-
-    let mut phases = Vec::new();
-    let mut phase = |n: usize, name: &'static str, expected: String, f: &mut dyn FnMut() -> Result<(String, bool)>| {
+impl Phases {
+    /// Runs phase `n` (`f` gives what it got and whether that meets `expected`), prints and keeps it.
+    fn run(
+        &mut self,
+        n: usize,
+        name: &'static str,
+        expected: String,
+        f: impl FnOnce() -> Result<(String, bool)>,
+    ) -> bool {
         println!("[{n}/6] {name}: expect {expected}");
         let t = Instant::now();
         let (got, ok) = f().unwrap_or_else(|e| {
@@ -161,12 +142,30 @@ pub fn smoke(root: &Path, gpu: Option<u32>, dry_run: bool) -> Result<Vec<Phase>>
         });
         let seconds = t.elapsed().as_secs_f64();
         println!("      got {got} ({seconds:.1} s) {}", if ok { "ok" } else { "FAILED" });
-        phases.push(Phase { name, expected, got, seconds, ok });
+        self.0.push(Phase { name, expected, got, seconds, ok });
         ok
-    };
+    }
+}
+
+/// Runs the phases (prints them only, with `dry_run`), printing each as it goes.
+pub fn smoke(root: &Path, gpu: Option<u32>, dry_run: bool) -> Result<Vec<Phase>> {
+    // What the phases need from the project; without it nothing can be checked.
+    let project = colloc_spec::load_project(root)?;
+    let shipped = project.artifact.shipped_campaign.value.clone();
+    let shipped_dir = colloc_reproduce::campaign_dir(&project.artifact, root, &shipped);
+    let rel = |p: &Path| p.strip_prefix(root).unwrap_or(p).display().to_string();
+    let plan = colloc_plan::plan_project_campaign(&project, &shipped, None)?;
+    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let st = steps(root, &plan, &shipped_dir, gpu, stamp)?;
+    let backend = if gpu.is_some() { "this machine's GPU" } else { "the simulated backend" };
+    if dry_run {
+        print_dry_run(root, &shipped, &shipped_dir, &st, backend);
+        return Ok(Vec::new());
+    }
+    let mut phases = Phases(Vec::new());
 
     // 1. The specs, as `cargo xtask validate` checks them.
-    phase(1, "validate", "no errors".into(), &mut || {
+    phases.run(1, "validate", "no errors".into(), || {
         let summary = colloc_spec::validate::check(root, &[])?;
         colloc_analysis::validate_claims(&project.artifact.claims).context("artifact.yaml")?;
         Ok((format!("{summary}, {} claims", project.artifact.claims.len()), true))
@@ -175,34 +174,19 @@ pub fn smoke(root: &Path, gpu: Option<u32>, dry_run: bool) -> Result<Vec<Phase>>
     // 2. The shipped campaign's plan: one planned run per run the shipped traces hold,
     // beside later attempts of planned runs and the baselines the runner added on hosts new
     // to the campaign.
-    phase(
+    phases.run(
         2,
         "plan",
         format!("{shipped}: every run of {} planned (or made again) or an added baseline", rel(&shipped_dir)),
-        &mut || {
-            let plan = colloc_plan::plan_project_campaign(&project, &shipped, None)?;
-            let t = &plan.totals;
-            let RunCount { planned, again, added, other } = count_runs(&shipped_dir, &plan);
-            let again = if again > 0 { format!(", {again} made again") } else { String::new() };
-            let got = format!(
-            "{shipped}: {} runs ({} workloads, {} jobs, {} infeasible); {planned} planned{again} and {added} added baselines in {}{}",
-            t.runs,
-            t.workloads,
-            t.jobs,
-            t.infeasible,
-            rel(&shipped_dir),
-            if other > 0 { format!(", {other} neither") } else { String::new() }
-        );
-            Ok((got, t.runs > 0 && planned == t.runs && other == 0))
-        },
+        || plan_phase(root, &project, &shipped, &shipped_dir),
     );
 
     // 3. The shipped traces against their manifest.
-    phase(3, "verify", format!("0 problems in {}", rel(&shipped_dir)), &mut || verify(&shipped_dir));
+    phases.run(3, "verify", format!("0 problems in {}", rel(&shipped_dir)), || verify(&shipped_dir));
 
     // 4. The committed outputs against what the shipped traces give.
-    phase(4, "reproduce --check", "up to date".into(), &mut || {
-        let o = crate::reproduce::reproduce(root, None, true, None)?;
+    phases.run(4, "reproduce --check", "up to date".into(), || {
+        let o = colloc_reproduce::reproduce(root, &colloc_reproduce::Request { check: true, ..Default::default() })?;
         Ok(match o.changes.len() {
             0 => (format!("up to date ({} outputs)", o.outputs), true),
             n => (format!("{n} of {} outputs stale: {}", o.outputs, o.changes.join("; ")), false),
@@ -216,62 +200,120 @@ pub fn smoke(root: &Path, gpu: Option<u32>, dry_run: bool) -> Result<Vec<Phase>>
         Some(_) => format!("{n} runs ok (MIG may be skipped), 0 problems, outputs written"),
     };
     println!("      on {backend}: {}", st.selected.join(" "));
-    let ran = phase(5, "run (subset)", expected5, &mut || {
-        println!("      $ {}", command("run", &st.run));
-        if gpu.is_none() && st.dir.exists() {
-            std::fs::remove_dir_all(&st.dir).with_context(|| format!("removing {}", st.dir.display()))?;
-        }
-        if st.outputs.exists() {
-            std::fs::remove_dir_all(&st.outputs).with_context(|| format!("removing {}", st.outputs.display()))?;
-        }
-        let mut args = crate::run::Args::parse(&st.run).map_err(|e| anyhow!("{e}"))?;
-        // The printed --out is relative to the project, where a user types it.
-        args.out = Some(st.dir.clone());
-        if gpu.is_none() {
-            // The simulated runs take a second; their per-job lines would fill the screen.
-            args.run.progress = colloc_runner::ProgressMode::Quiet;
-        }
-        let summary = crate::run::execute(root, args)?;
-        let fine = |r: &&colloc_runner::RunOutcome| {
-            r.status == RunStatus::Ok || (gpu.is_some() && r.status == RunStatus::Skipped && r.run_id.contains("-mig"))
-        };
-        let ok_runs = summary.runs.iter().filter(fine).count();
-        let mut got = format!("{ok_runs}/{} runs ok", summary.runs.len());
-        let mut ok = summary.stopped.is_none() && ok_runs == n && summary.runs.len() == n;
-        if let Some(why) = &summary.stopped {
-            let _ = write!(got, " (stopped: {why})");
-        }
-        println!("      verify: {}", rel(&st.dir));
-        let (v, vok) = verify(&st.dir)?;
-        let _ = write!(got, ", {v}");
-        ok &= vok;
-        println!("      $ {}", command("reproduce", &st.reproduce));
-        let o = crate::reproduce::reproduce_traces(root, Some(&st.campaign), Some(&st.dir), false, Some(&st.outputs))?;
-        let _ = write!(got, ", {} of {} outputs written under {}", o.changes.len(), o.outputs, rel(&st.outputs));
-        ok &= o.outputs > 0 && o.changes.len() == o.outputs;
-        Ok((got, ok))
-    });
+    let ran = phases.run(5, "run (subset)", expected5, || run_phase(root, &st, gpu));
 
     // 6. The new campaign compared: with itself (simulated), with the shipped one (GPU).
     let expected6 = match gpu {
         None => "every workload agrees with itself".to_string(),
         Some(_) => format!("every workload measured in both agrees with {}", rel(&shipped_dir)),
     };
-    phase(6, "compare", expected6, &mut || {
-        if !ran {
-            bail!("phase 5 failed: nothing to compare");
-        }
-        println!("      $ {}", command("compare", &st.compare));
-        let [base, new, _, out] = &st.compare[..] else { unreachable!("base, new, --out, dir") };
-        let a =
-            crate::compare::Args { base: root.join(base), new: root.join(new), out: Some(root.join(out)), json: false };
-        let c = crate::compare::run(root, &a)?;
-        let agree = c.count(WorkloadVerdict::Agrees);
-        let differ = c.count(WorkloadVerdict::Differs);
-        let got = format!("{agree} agree, {differ} differ (compare.md under {})", rel(&st.compare_out));
-        Ok((got, agree > 0 && !c.differs()))
-    });
-    Ok(phases)
+    phases.run(6, "compare", expected6, || compare_phase(root, &st, ran));
+    Ok(phases.0)
+}
+
+/// What the dry run prints: every phase's command, and the selection.
+fn print_dry_run(root: &Path, shipped: &str, shipped_dir: &Path, st: &Steps, backend: &str) {
+    let rel = |p: &Path| p.strip_prefix(root).unwrap_or(p).display().to_string();
+    println!("smoke (dry run): shipped campaign {shipped}, phase 5 on {backend}");
+    println!("[1/6] validate: cargo xtask validate");
+    println!("[2/6] plan: {}", command("plan", &["--campaign".into(), shipped.to_string()]));
+    println!("[3/6] verify: sha256sum -c SHA256SUMS in {}", rel(shipped_dir));
+    println!("[4/6] reproduce: cargo xtask reproduce --check");
+    println!("[5/6] run {} workloads of {}:", st.selected.len(), st.campaign);
+    for id in &st.selected {
+        println!("        {id}");
+    }
+    println!("      $ {}", command("run", &st.run));
+    println!("      verify: sha256sum -c SHA256SUMS in {}", rel(&st.dir));
+    println!("      $ {}", command("reproduce", &st.reproduce));
+    println!("[6/6] $ {}", command("compare", &st.compare));
+}
+
+/// Phase 2: the shipped campaign planned, and its runs counted against the plan.
+fn plan_phase(
+    root: &Path,
+    project: &colloc_spec::Project,
+    shipped: &str,
+    shipped_dir: &Path,
+) -> Result<(String, bool)> {
+    let rel = |p: &Path| p.strip_prefix(root).unwrap_or(p).display().to_string();
+    let plan = colloc_plan::plan_project_campaign(project, shipped, None)?;
+    let t = &plan.totals;
+    let colloc_reproduce::RunCount { planned, again, added, other } = colloc_reproduce::count_runs(shipped_dir, &plan);
+    let again = if again > 0 { format!(", {again} made again") } else { String::new() };
+    let neither = if other > 0 { format!(", {other} neither") } else { String::new() };
+    let got = format!(
+        "{shipped}: {} runs ({} workloads, {} jobs, {} infeasible); {planned} planned{again} and {added} added baselines in {}{neither}",
+        t.runs,
+        t.workloads,
+        t.jobs,
+        t.infeasible,
+        rel(shipped_dir),
+    );
+    Ok((got, t.runs > 0 && planned == t.runs && other == 0))
+}
+
+/// Phase 5: the selected workloads run, verified and reproduced.
+fn run_phase(root: &Path, st: &Steps, gpu: Option<u32>) -> Result<(String, bool)> {
+    let rel = |p: &Path| p.strip_prefix(root).unwrap_or(p).display().to_string();
+    let n = st.selected.len();
+    println!("      $ {}", command("run", &st.run));
+    if gpu.is_none() && st.dir.exists() {
+        std::fs::remove_dir_all(&st.dir).with_context(|| format!("removing {}", st.dir.display()))?;
+    }
+    if st.outputs.exists() {
+        std::fs::remove_dir_all(&st.outputs).with_context(|| format!("removing {}", st.outputs.display()))?;
+    }
+    let mut args = crate::run::Args::parse(&st.run).map_err(|e| anyhow!("{e}"))?;
+    // The printed --out is relative to the project, where a user types it.
+    args.out = Some(st.dir.clone());
+    if gpu.is_none() {
+        // The simulated runs take a second; their per-job lines would fill the screen.
+        args.run.progress = colloc_runner::ProgressMode::Quiet;
+    }
+    let summary = crate::run::execute(root, args)?;
+    let fine = |r: &&colloc_runner::RunOutcome| {
+        r.status == RunStatus::Ok || (gpu.is_some() && r.status == RunStatus::Skipped && r.run_id.contains("-mig"))
+    };
+    let ok_runs = summary.runs.iter().filter(fine).count();
+    let mut got = format!("{ok_runs}/{} runs ok", summary.runs.len());
+    let mut ok = summary.stopped.is_none() && ok_runs == n && summary.runs.len() == n;
+    if let Some(why) = &summary.stopped {
+        let _ = write!(got, " (stopped: {why})");
+    }
+    println!("      verify: {}", rel(&st.dir));
+    let (v, vok) = verify(&st.dir)?;
+    let _ = write!(got, ", {v}");
+    ok &= vok;
+    println!("      $ {}", command("reproduce", &st.reproduce));
+    let o = colloc_reproduce::reproduce(
+        root,
+        &colloc_reproduce::Request {
+            campaign: Some(&st.campaign),
+            traces: Some(&st.dir),
+            check: false,
+            out: Some(&st.outputs),
+        },
+    )?;
+    let _ = write!(got, ", {} of {} outputs written under {}", o.changes.len(), o.outputs, rel(&st.outputs));
+    ok &= o.outputs > 0 && o.changes.len() == o.outputs;
+    Ok((got, ok))
+}
+
+/// Phase 6: the new campaign compared (with itself when simulated, else with the shipped one).
+fn compare_phase(root: &Path, st: &Steps, ran: bool) -> Result<(String, bool)> {
+    let rel = |p: &Path| p.strip_prefix(root).unwrap_or(p).display().to_string();
+    if !ran {
+        bail!("phase 5 failed: nothing to compare");
+    }
+    println!("      $ {}", command("compare", &st.compare));
+    let [base, new, _, out] = &st.compare[..] else { unreachable!("base, new, --out, dir") };
+    let a = crate::compare::Args { base: root.join(base), new: root.join(new), out: Some(root.join(out)), json: false };
+    let c = crate::compare::run(root, &a)?;
+    let agree = c.count(WorkloadVerdict::Agrees);
+    let differ = c.count(WorkloadVerdict::Differs);
+    let got = format!("{agree} agree, {differ} differ (compare.md under {})", rel(&st.compare_out));
+    Ok((got, agree > 0 && !c.differs()))
 }
 
 /// `0 problems (N files)` or the problems.
@@ -288,59 +330,6 @@ fn verify(dir: &Path) -> Result<(String, bool)> {
         let more = if problems.len() > 3 { format!("; {} more", problems.len() - 3) } else { String::new() };
         Ok((format!("{} problems: {}{more}", problems.len(), list.join("; ")), false))
     }
-}
-
-/// The run directories of a campaign (none without any): the plan's runs (first attempts),
-/// their later attempts, the baselines the runner added beyond them (`meta.json` → `added`),
-/// and any other.
-fn count_runs(dir: &Path, plan: &Plan) -> RunCount {
-    let planned: std::collections::BTreeSet<String> = plan
-        .workloads
-        .iter()
-        .flat_map(|w| (1..=w.repetitions).map(move |r| colloc_trace::ids::run_id(&w.id, r, 1)))
-        .collect();
-    let added = |run: &Path| {
-        std::fs::read(run.join("meta.json"))
-            .ok()
-            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-            .is_some_and(|m| !m["added"].is_null())
-    };
-    // A later attempt of a planned run (`--force`), which replaces the first in every statistic.
-    let again = |name: &str| {
-        colloc_trace::ids::parse_run_id(name)
-            .is_some_and(|(w, rep, attempt)| attempt > 1 && planned.contains(&colloc_trace::ids::run_id(w, rep, 1)))
-    };
-    let mut n = RunCount::default();
-    for e in std::fs::read_dir(dir.join(colloc_trace::layout::RUNS_DIR)).into_iter().flatten().flatten() {
-        let path = e.path();
-        if !path.is_dir() {
-            continue;
-        }
-        let name = e.file_name().to_string_lossy().into_owned();
-        if planned.contains(&name) {
-            n.planned += 1;
-        } else if again(&name) {
-            n.again += 1;
-        } else if added(&path) {
-            n.added += 1;
-        } else {
-            n.other += 1;
-        }
-    }
-    n
-}
-
-/// The run directories of a campaign, by how they relate to its plan.
-#[derive(Debug, Default)]
-struct RunCount {
-    /// First attempts of planned runs.
-    planned: usize,
-    /// Later attempts of planned runs.
-    again: usize,
-    /// Baselines the runner added on hosts new to the campaign.
-    added: usize,
-    /// Neither.
-    other: usize,
 }
 
 /// The one-screen table of the phases.

@@ -67,6 +67,7 @@ fn the_crates_form_a_chain_in_pipeline_order() {
         ("colloc-runner", &["colloc-plan", "colloc-trace"]),
         ("colloc-analysis", &["colloc-spec", "colloc-plan", "colloc-trace"]),
         ("colloc-report", &["colloc-spec", "colloc-plan", "colloc-trace", "colloc-analysis"]),
+        ("colloc-reproduce", &["colloc-spec", "colloc-plan", "colloc-trace", "colloc-analysis", "colloc-report"]),
     ];
     let graph = lock_graph();
     for (krate, ok) in allowed {
@@ -134,6 +135,7 @@ fn no_two_modules_of_a_crate_import_each_other() {
         "crates/runner/src",
         "crates/analysis/src",
         "crates/report/src",
+        "crates/reproduce/src",
         "xtask/src",
     ] {
         let uses = module_uses(&root().join(src));
@@ -164,22 +166,52 @@ fn lines_with(dir: &Path, needles: &[&str]) -> Vec<String> {
     hits
 }
 
+/// What only a plan or artifact.yaml may say of a workload or a campaign, written out.
+const CLASSIFIERS: &[&str] = &[
+    "experiment == ",
+    "\"resnet26\"",
+    "\"resnet50\"",
+    "\"resnet152\"",
+    "\"a100-40gb\"",
+    "\"M+S\"",
+    "n_jobs() == 7",
+    "len() == 7",
+];
+
 #[test]
-fn the_report_never_classifies_workloads() {
-    // What a workload is comes with the results: its form, roles and the paper's GPU.
-    let hits = lines_with(
-        &root().join("crates/report/src"),
-        &[
-            "experiment == ",
-            "\"resnet26\"",
-            "\"resnet50\"",
-            "\"resnet152\"",
-            "\"a100-40gb\"",
-            "\"M+S\"",
-            "n_jobs() == 7",
-        ],
-    );
-    assert!(hits.is_empty(), "the report classifies workloads itself:\n{}", hits.join("\n"));
+fn the_report_the_project_stage_and_xtask_never_classify_workloads() {
+    // What a workload is comes with the plan and the results: its form, its roles (headline,
+    // timeline) and the paper's GPU (artifact.yaml's `paper.gpu`).
+    let mut hits = Vec::new();
+    for dir in ["crates/report/src", "crates/reproduce/src", "xtask/src"] {
+        hits.extend(lines_with(&root().join(dir), CLASSIFIERS));
+    }
+    assert!(hits.is_empty(), "workloads classified outside the plan:\n{}", hits.join("\n"));
+}
+
+#[test]
+fn xtask_reaches_the_analysis_and_the_report_through_the_project_stage() {
+    // `colloc_reproduce` opens, analyses and lays out a campaign; xtask parses arguments and
+    // prints. Only `bench` calls the stages themselves, since it times each of them.
+    let stages =
+        ["colloc_analysis::analyse(", "colloc_analysis::evaluate(", "colloc_report::outputs(", "colloc_report::write("];
+    let hits: Vec<String> = lines_with(&root().join("xtask/src"), &stages)
+        .into_iter()
+        .filter(|h| !h.starts_with("xtask/src/bench.rs:"))
+        .collect();
+    assert!(hits.is_empty(), "xtask runs a stage of the pipeline itself:\n{}", hits.join("\n"));
+    let deps = &lock_graph()["colloc-reproduce"];
+    assert!(!deps.iter().any(|d| d == "colloc-runner"), "the project stage needs no runner");
+}
+
+/// Whether a line reads the `simulate` option (the word itself, not `simulated`).
+fn asks_simulate(line: &str) -> bool {
+    line.match_indices("simulate").any(|(i, _)| {
+        let after = line[i + "simulate".len()..].chars().next();
+        let before = line[..i].chars().next_back();
+        !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+            && !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '-')
+    })
 }
 
 #[test]
@@ -194,7 +226,8 @@ fn the_simulated_backend_lives_in_one_wing() {
             // The flags (cli.rs) and the one place that picks the backend (options.rs) may
             // name the simulated one, as the crate root does; nothing else.
             let picks = ["cli.rs", "options.rs", "main.rs", "lib.rs"].iter().any(|n| f == &runner.join(n));
-            if !picks && (line.contains("sim::") || line.contains("Sim") || line.contains("FakeParams")) {
+            let names_it = line.contains("sim::") || line.contains("Sim") || line.contains("FakeParams");
+            if !picks && (names_it || asks_simulate(line)) {
                 hits.push(format!("{}:{}: {}", f.strip_prefix(root()).unwrap_or(f).display(), n + 1, line.trim()));
             }
         }
@@ -207,7 +240,7 @@ fn the_project_root_is_found_at_run_time_never_compiled_in() {
     // One cargo target directory may serve several checkouts: a path compiled into a library
     // or a binary would read and write the checkout it was built in. Tests may name theirs.
     let mut hits = Vec::new();
-    for krate in ["trace", "spec", "plan", "runner", "analysis", "report"] {
+    for krate in ["trace", "spec", "plan", "runner", "analysis", "report", "reproduce"] {
         for dir in ["src", "examples"] {
             hits.extend(lines_with(&root().join("crates").join(krate).join(dir), &["CARGO_MANIFEST_DIR"]));
         }

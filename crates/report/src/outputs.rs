@@ -14,7 +14,7 @@ pub struct Inputs<'a> {
     pub claims: &'a [ClaimOutcome],
     /// Known GPU tables, among them, when known, the traces' GPU's.
     pub gpus: &'a [GpuTable],
-    /// The GPU of the paper's experiment (artifact.yaml: the `paper` campaign's `gpu`), when
+    /// The GPU the paper measured on (artifact.yaml: `paper.gpu`), when
     /// its table is known.
     pub paper_gpu: Option<&'a GpuTable>,
     /// Another campaign's results whose protocol validation (the same workloads under a

@@ -50,6 +50,10 @@ pub struct Paper {
     pub arxiv: String,
     pub doi: String,
     pub license: String,
+    /// The GPU the paper measured on (a key of `gpus`): the outputs compare our
+    /// measurements with its MIG layouts and memory.
+    #[schemars(with = "String")]
+    pub gpu: Spanned<String>,
 }
 
 /// The artifact as software: the one source of `CITATION.cff`, `.zenodo.json` and
@@ -276,151 +280,192 @@ pub(crate) fn check(
     (f, t): &(PathBuf, String),
 ) -> Vec<Diagnostic> {
     let mut diags = crate::claims::diagnose(&a.claims, f, t);
+    check_gpus(gpus, a, f, t, &mut diags);
+    let mut names = BTreeSet::new();
+    for c in &a.campaigns {
+        check_campaign(spec, gpus, c, &mut names, f, t, &mut diags);
+    }
+    check_unselected_mig_profiles(spec, gpus, a, &mut diags);
+    check_named_campaigns(a, &names, f, t, &mut diags);
+    diags.dedup();
+    diags
+}
+
+/// Diagnoses a supported GPU with no table and a paper GPU not among the supported ones.
+fn check_gpus(gpus: &BTreeMap<String, GpuTable>, a: &Artifact, f: &Path, t: &str, diags: &mut Vec<Diagnostic>) {
     let d = |s: &Spanned<String>, m: String| Diagnostic::spanned(f, t, s, m);
     for g in &a.gpus {
         if !gpus.contains_key(&g.value) {
             diags.push(d(g, format!("no GPU table `{}` under {GPUS_DIR}/", g.value)));
         }
     }
-    let mut names = BTreeSet::new();
-    for c in &a.campaigns {
-        let n = &c.name.value;
-        if n.is_empty() || !n.chars().all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '-') {
-            diags.push(d(&c.name, format!("campaign name `{n}` may hold lowercase letters, digits and `-` only")));
+    if !a.gpus.iter().any(|g| g.value == a.paper.gpu.value) {
+        let known: Vec<&str> = a.gpus.iter().map(|g| g.value.as_str()).collect();
+        diags.push(d(
+            &a.paper.gpu,
+            format!("the paper's GPU `{}` is not among `gpus`: {}", a.paper.gpu.value, known.join(", ")),
+        ));
+    }
+}
+
+/// Checks one campaign: its name (recorded in `names`), protocol, GPU, `out`, parts,
+/// interleaved baselines, headline and timeline, and the MIG profiles its GPU lacks.
+fn check_campaign(
+    spec: &Spec,
+    gpus: &BTreeMap<String, GpuTable>,
+    c: &CampaignDecl,
+    names: &mut BTreeSet<String>,
+    f: &Path,
+    t: &str,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let d = |s: &Spanned<String>, m: String| Diagnostic::spanned(f, t, s, m);
+    let n = &c.name.value;
+    if n.is_empty() || !n.chars().all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '-') {
+        diags.push(d(&c.name, format!("campaign name `{n}` may hold lowercase letters, digits and `-` only")));
+    }
+    if !names.insert(n.clone()) {
+        diags.push(d(&c.name, format!("campaign `{n}` is declared twice")));
+    }
+    if !spec.protocols.contains_key(&c.protocol.value) {
+        let known: Vec<&str> = spec.protocols.keys().map(String::as_str).collect();
+        diags.push(d(
+            &c.protocol,
+            format!("unknown protocol `{}`; expected one of: {}", c.protocol.value, known.join(", ")),
+        ));
+    }
+    if !gpus.contains_key(&c.gpu.value) {
+        let known: Vec<&str> = gpus.keys().map(String::as_str).collect();
+        diags.push(d(&c.gpu, format!("unknown GPU `{}`; expected one of: {}", c.gpu.value, known.join(", "))));
+    }
+    if let Some(o) = &c.out {
+        if Path::new(&o.value).is_absolute() || escapes(&o.value) {
+            diags.push(d(o, format!("`out: {}` must be a path inside the project", o.value)));
         }
-        if !names.insert(n.clone()) {
-            diags.push(d(&c.name, format!("campaign `{n}` is declared twice")));
-        }
-        if !spec.protocols.contains_key(&c.protocol.value) {
-            let known: Vec<&str> = spec.protocols.keys().map(String::as_str).collect();
-            diags.push(d(
-                &c.protocol,
-                format!("unknown protocol `{}`; expected one of: {}", c.protocol.value, known.join(", ")),
+    }
+    for p in &c.parts {
+        check_part(spec, p, f, t, diags);
+    }
+    if let Some(i) = &c.interleaved_baselines {
+        check_interleaved_baselines(spec, i, f, t, diags);
+    }
+    check_campaign_roles(spec, c, f, t, diags);
+    if let Some(gpu) = gpus.get(&c.gpu.value) {
+        check_campaign_mig_profiles(spec, gpu, c, diags);
+    }
+}
+
+/// Checks one part of a campaign: its protocol, data fractions, experiments, models and modes.
+fn check_part(spec: &Spec, p: &PartDecl, f: &Path, t: &str, diags: &mut Vec<Diagnostic>) {
+    let d = |s: &Spanned<String>, m: String| Diagnostic::spanned(f, t, s, m);
+    if let Some(pr) = p.protocol.as_ref().filter(|pr| !spec.protocols.contains_key(&pr.value)) {
+        let known: Vec<&str> = spec.protocols.keys().map(String::as_str).collect();
+        diags.push(d(pr, format!("unknown protocol `{}` for a part; expected one of: {}", pr.value, known.join(", "))));
+    }
+    if let Some(fr) = p.data_fraction.as_ref().filter(|fr| !(fr.value > 0.0 && fr.value <= 1.0)) {
+        diags.push(Diagnostic::spanned(f, t, fr, format!("`data_fraction` must be in (0, 1], not {}", fr.value)));
+    }
+    for (name, fr) in &p.dataset_fractions {
+        if !spec.datasets.contains_key(name) {
+            let known: Vec<&str> = spec.datasets.keys().map(String::as_str).collect();
+            diags.push(Diagnostic::spanned(
+                f,
+                t,
+                fr,
+                format!("`dataset_fractions` names an unknown dataset `{name}`; datasets: {}", known.join(", ")),
+            ));
+        } else if !(fr.value > 0.0 && fr.value <= 1.0) {
+            diags.push(Diagnostic::spanned(
+                f,
+                t,
+                fr,
+                format!("`dataset_fractions.{name}` must be in (0, 1], not {}", fr.value),
             ));
         }
-        if !gpus.contains_key(&c.gpu.value) {
-            let known: Vec<&str> = gpus.keys().map(String::as_str).collect();
-            diags.push(d(&c.gpu, format!("unknown GPU `{}`; expected one of: {}", c.gpu.value, known.join(", "))));
+    }
+    for e in &p.experiments {
+        if !spec.experiments.iter().any(|x| x.id == e.value) {
+            diags.push(Diagnostic::spanned(f, t, e, format!("unknown experiment {}", e.value)));
         }
-        if let Some(o) = &c.out {
-            if Path::new(&o.value).is_absolute() || escapes(&o.value) {
-                diags.push(d(o, format!("`out: {}` must be a path inside the project", o.value)));
-            }
+    }
+    for m in p.models.iter().flatten() {
+        if !spec.models.contains_key(&m.value) {
+            diags.push(d(m, format!("unknown model `{}`", m.value)));
         }
-        for p in &c.parts {
-            if let Some(pr) = p.protocol.as_ref().filter(|pr| !spec.protocols.contains_key(&pr.value)) {
-                let known: Vec<&str> = spec.protocols.keys().map(String::as_str).collect();
-                diags.push(d(
-                    pr,
-                    format!("unknown protocol `{}` for a part; expected one of: {}", pr.value, known.join(", ")),
-                ));
-            }
-            if let Some(fr) = p.data_fraction.as_ref().filter(|fr| !(fr.value > 0.0 && fr.value <= 1.0)) {
-                diags.push(Diagnostic::spanned(
-                    f,
-                    t,
-                    fr,
-                    format!("`data_fraction` must be in (0, 1], not {}", fr.value),
-                ));
-            }
-            for (name, fr) in &p.dataset_fractions {
-                if !spec.datasets.contains_key(name) {
-                    let known: Vec<&str> = spec.datasets.keys().map(String::as_str).collect();
-                    diags.push(Diagnostic::spanned(
-                        f,
-                        t,
-                        fr,
-                        format!(
-                            "`dataset_fractions` names an unknown dataset `{name}`; datasets: {}",
-                            known.join(", ")
-                        ),
-                    ));
-                } else if !(fr.value > 0.0 && fr.value <= 1.0) {
-                    diags.push(Diagnostic::spanned(
-                        f,
-                        t,
-                        fr,
-                        format!("`dataset_fractions.{name}` must be in (0, 1], not {}", fr.value),
-                    ));
-                }
-            }
-            for e in &p.experiments {
-                if !spec.experiments.iter().any(|x| x.id == e.value) {
-                    diags.push(Diagnostic::spanned(f, t, e, format!("unknown experiment {}", e.value)));
-                }
-            }
-            for m in p.models.iter().flatten() {
-                if !spec.models.contains_key(&m.value) {
-                    diags.push(d(m, format!("unknown model `{}`", m.value)));
-                }
-            }
-            for m in p.modes.iter().flatten() {
-                if m.value.parse::<Mode>().is_err() {
-                    diags.push(d(
-                        m,
-                        format!("unknown mode `{}`; expected exclusive, naive, mps, mps-limited or mig", m.value),
-                    ));
-                }
+    }
+    for m in p.modes.iter().flatten() {
+        if m.value.parse::<Mode>().is_err() {
+            diags.push(d(m, format!("unknown mode `{}`; expected exclusive, naive, mps, mps-limited or mig", m.value)));
+        }
+    }
+}
+
+/// Checks a campaign's interleaved baselines: `between`, `runs_per_invocation` and their models.
+fn check_interleaved_baselines(spec: &Spec, i: &InterleaveDecl, f: &Path, t: &str, diags: &mut Vec<Diagnostic>) {
+    if i.between.value == 0 {
+        diags.push(Diagnostic::spanned(f, t, &i.between, "`between` must be at least 1".to_string()));
+    }
+    if i.runs_per_invocation.value < 2 {
+        diags.push(Diagnostic::spanned(
+            f,
+            t,
+            &i.runs_per_invocation,
+            format!(
+                "`runs_per_invocation` must be at least 2 (a run before and one after), not {}",
+                i.runs_per_invocation.value
+            ),
+        ));
+    }
+    for m in &i.models {
+        if !spec.models.contains_key(&m.model.value) {
+            diags.push(Diagnostic::spanned(f, t, &m.model, format!("unknown model `{}`", m.model.value)));
+        }
+    }
+}
+
+/// Checks the experiment and models a campaign's `headline` and `timeline` select.
+fn check_campaign_roles(spec: &Spec, c: &CampaignDecl, f: &Path, t: &str, diags: &mut Vec<Diagnostic>) {
+    let roles = [
+        c.headline.as_ref().map(|h| (&h.experiment, &h.models)),
+        c.timeline.as_ref().map(|h| (&h.experiment, &h.models)),
+    ];
+    for (experiment, models) in roles.into_iter().flatten() {
+        if !spec.experiments.iter().any(|x| x.id == experiment.value) {
+            diags.push(Diagnostic::spanned(f, t, experiment, format!("unknown experiment {}", experiment.value)));
+        }
+        for m in models {
+            if !spec.models.contains_key(&m.value) {
+                diags.push(Diagnostic::spanned(f, t, m, format!("unknown model `{}`", m.value)));
             }
         }
-        if let Some(i) = &c.interleaved_baselines {
-            if i.between.value == 0 {
-                diags.push(Diagnostic::spanned(f, t, &i.between, "`between` must be at least 1".to_string()));
-            }
-            if i.runs_per_invocation.value < 2 {
-                diags.push(Diagnostic::spanned(
-                    f,
-                    t,
-                    &i.runs_per_invocation,
-                    format!(
-                        "`runs_per_invocation` must be at least 2 (a run before and one after), not {}",
-                        i.runs_per_invocation.value
-                    ),
-                ));
-            }
-            for m in &i.models {
-                if !spec.models.contains_key(&m.model.value) {
-                    diags.push(d(&m.model, format!("unknown model `{}`", m.model.value)));
-                }
-            }
-        }
-        let roles = [
-            c.headline.as_ref().map(|h| (&h.experiment, &h.models)),
-            c.timeline.as_ref().map(|h| (&h.experiment, &h.models)),
-        ];
-        for (experiment, models) in roles.into_iter().flatten() {
-            if !spec.experiments.iter().any(|x| x.id == experiment.value) {
-                diags.push(Diagnostic::spanned(f, t, experiment, format!("unknown experiment {}", experiment.value)));
-            }
-            for m in models {
-                if !spec.models.contains_key(&m.value) {
-                    diags.push(d(m, format!("unknown model `{}`", m.value)));
-                }
-            }
-        }
-        // MIG profiles the campaign's GPU lacks.
-        if let Some(gpu) = gpus.get(&c.gpu.value) {
-            for e in spec
-                .experiments
-                .iter()
-                .filter(|e| c.parts.iter().any(|p| p.experiments.iter().any(|x| x.value == e.id)))
-            {
-                for w in &e.workloads {
-                    for (p, origin) in w.jobs.iter().filter_map(|j| j.mig.as_ref()) {
-                        if gpu.profile(p).is_none() {
-                            diags.push(origin.diagnostic(format!(
-                                "MIG profile `{p}` does not exist on the {} (campaign `{}`); it has: {}",
-                                gpu.name,
-                                c.name.value,
-                                gpu.profiles.iter().map(|q| q.name.as_str()).collect::<Vec<_>>().join(", ")
-                            )));
-                        }
-                    }
+    }
+}
+
+/// Diagnoses the MIG profiles of the experiments a campaign selects that its GPU lacks.
+fn check_campaign_mig_profiles(spec: &Spec, gpu: &GpuTable, c: &CampaignDecl, diags: &mut Vec<Diagnostic>) {
+    for e in spec.experiments.iter().filter(|e| c.parts.iter().any(|p| p.experiments.iter().any(|x| x.value == e.id))) {
+        for w in &e.workloads {
+            for (p, origin) in w.jobs.iter().filter_map(|j| j.mig.as_ref()) {
+                if gpu.profile(p).is_none() {
+                    diags.push(origin.diagnostic(format!(
+                        "MIG profile `{p}` does not exist on the {} (campaign `{}`); it has: {}",
+                        gpu.name,
+                        c.name.value,
+                        gpu.profiles.iter().map(|q| q.name.as_str()).collect::<Vec<_>>().join(", ")
+                    )));
                 }
             }
         }
     }
-    // Experiments no campaign selects: each profile must exist on some supported GPU.
+}
+
+/// Diagnoses the MIG profiles of experiments no campaign selects that no supported GPU has.
+fn check_unselected_mig_profiles(
+    spec: &Spec,
+    gpus: &BTreeMap<String, GpuTable>,
+    a: &Artifact,
+    diags: &mut Vec<Diagnostic>,
+) {
     let selected =
         |id: u32| a.campaigns.iter().any(|c| c.parts.iter().any(|p| p.experiments.iter().any(|x| x.value == id)));
     for e in spec.experiments.iter().filter(|e| !selected(e.id)) {
@@ -435,6 +480,11 @@ pub(crate) fn check(
             }
         }
     }
+}
+
+/// Checks that the shipped and validation campaigns are campaigns of the file, and not the same.
+fn check_named_campaigns(a: &Artifact, names: &BTreeSet<String>, f: &Path, t: &str, diags: &mut Vec<Diagnostic>) {
+    let d = |s: &Spanned<String>, m: String| Diagnostic::spanned(f, t, s, m);
     if !names.contains(&a.shipped_campaign.value) {
         diags.push(d(&a.shipped_campaign, format!("`{}` is not a campaign of this file", a.shipped_campaign.value)));
     }
@@ -445,6 +495,4 @@ pub(crate) fn check(
             diags.push(d(v, format!("validation_campaign `{}` is the shipped campaign: name another one", v.value)));
         }
     }
-    diags.dedup();
-    diags
 }

@@ -1,4 +1,4 @@
-//! `cargo xtask reproduce --claim Cn`: one claim's evidence from the analysed traces — the
+//! One claim's evidence from the analysed traces — the
 //! runs its queries read, the values they used, and the rule its grade follows — per data
 //! source. Plain text: what came with the traces (the hardware, data sources, details,
 //! reasons) is kept to one line ([`line`]).
@@ -19,7 +19,7 @@ pub struct Evidence<'a> {
 /// The evidence of claim `id` in a reproduction's results.
 pub fn render(o: &Evidence, id: &str) -> Result<String> {
     let plan = o.plan.context("the campaign is not declared in artifact.yaml: no plan to select from")?;
-    let sel = crate::run::claim_selection(o.project, plan, id)?;
+    let sel = crate::claim_selection(o.project, plan, id)?;
     let spec = o.project.artifact.claims.iter().find(|c| c.id == sel.claim).context("claim")?;
     let c = o.claims.iter().find(|c| c.id == sel.claim).context("claim not evaluated")?;
     let r = o.results;
@@ -134,8 +134,8 @@ mod tests {
     /// read are counted and each is named with its reasons.
     #[test]
     fn c7_evidence_marks_the_stand_in_interval_and_implausible_workloads() {
-        let root = crate::project_root().unwrap();
-        let o = crate::reproduce::reproduce_traces(&root, None, None, true, None).unwrap();
+        let root = colloc_spec::names::project_root().unwrap();
+        let o = crate::reproduce(&root, &crate::Request { check: true, ..Default::default() }).unwrap();
         let text = super::render(&o.evidence(), "C7").unwrap();
         let c7 = o.claims.iter().find(|c| c.id == "C7").unwrap();
         let head = c7.headline().unwrap();

@@ -3,11 +3,13 @@
 //! quote from their traces, recomputed from the analysis the tables come from and compared
 //! at the README's printed precision.
 
+mod common;
+
 use colloc_analysis::{ProtocolValidation, Results, RunResult, Stats, WorkloadResult};
 use colloc_trace::Mode;
 
 fn results(campaign: &str) -> Results {
-    let root = crate::project_root().unwrap();
+    let root = common::root();
     let project = colloc_spec::load_project(&root).expect("the project loads");
     let plan = colloc_plan::plan_project_campaign(&project, campaign, None).expect("the campaign's plan");
     colloc_analysis::analyse(&root.join("data").join(campaign), Some(&plan)).expect("the shipped traces")
@@ -191,7 +193,8 @@ fn phrases_h200(r: &Results) -> Vec<String> {
         100.0 * not_mig_ok as f64 / not_mig.len() as f64
     ));
     // GPU time: every run directory, and the second attempts of the runs made again.
-    let minutes = |runs: &[&RunResult]| runs.iter().map(|x| crate::appendix::run_seconds(x)).sum::<f64>() / 60.0;
+    let minutes =
+        |runs: &[&RunResult]| runs.iter().map(|x| colloc_reproduce::appendix::run_seconds(x)).sum::<f64>() / 60.0;
     let all: Vec<&RunResult> = r.runs.iter().collect();
     out.push(format!("The runs took {:.1} minutes of GPU time", minutes(&all)));
     let again: Vec<&RunResult> = r.runs.iter().filter(|x| x.attempt > 1).collect();
@@ -376,7 +379,7 @@ fn phrases_h200_epochs(r: &Results) -> Vec<String> {
     out.push(format!("All {ok_runs} are `ok`"));
     let minutes = |epochs: Option<bool>| {
         let of = |x: &&&RunResult| epochs.is_none_or(|e| x.workload_id.ends_with("~epochs") == e);
-        counted.iter().filter(of).map(|x| crate::appendix::run_seconds(x)).sum::<f64>() / 60.0
+        counted.iter().filter(of).map(|x| colloc_reproduce::appendix::run_seconds(x)).sum::<f64>() / 60.0
     };
     out.push(format!(
         "The runs took {:.1} minutes of GPU time (start to end of each run): {:.1} under `quick` and {:.1} under `epochs`",
@@ -389,7 +392,7 @@ fn phrases_h200_epochs(r: &Results) -> Vec<String> {
             counted
                 .iter()
                 .filter(|x| x.workload_id.ends_with("~epochs") == epochs)
-                .map(|x| crate::appendix::run_seconds(x)),
+                .map(|x| colloc_reproduce::appendix::run_seconds(x)),
             0,
         )
     };
@@ -507,7 +510,7 @@ fn check_readme(campaign: &str, phrases: fn(&Results) -> Vec<String>) {
 
 /// Each phrase of `phrases`, from `campaign`'s traces, is in the project's file `rel`.
 fn check_text(rel: &str, campaign: &str, phrases: fn(&Results) -> Vec<String>) {
-    let readme_path = crate::project_root().unwrap().join(rel);
+    let readme_path = common::root().join(rel);
     let readme = std::fs::read_to_string(&readme_path).expect("the README");
     // One line per paragraph: the README wraps its lines.
     let text =

@@ -76,12 +76,27 @@ pub struct Inputs<'a> {
 }
 
 pub fn render(i: &Inputs) -> Result<String> {
+    let mut s = String::new();
+    abstract_(&mut s, i)?;
+    check_list(&mut s, i)?;
+    campaign_times(&mut s, i)?;
+    variation(&mut s, i)?;
+    major_claims(&mut s, i)?;
+    validation(&mut s, i)?;
+    how_to_compare(&mut s, i)?;
+    Ok(s)
+}
+
+/// The analysed campaign's plan.
+fn plan<'a>(i: &Inputs<'a>) -> Option<&'a Plan> {
+    i.plans.iter().find(|(n, _)| n == i.campaign).map(|(_, p)| p)
+}
+
+/// The title, A.1: the paper, the artifact and the shipped traces.
+fn abstract_(w: &mut String, i: &Inputs) -> Result<()> {
     let a = &i.project.artifact;
     let r = i.results;
-    let p = &r.provenance;
-    let plan = i.plans.iter().find(|(n, _)| n == i.campaign).map(|(_, p)| p);
-    let mut s = String::new();
-    let w = &mut s;
+    let plan = plan(i);
     writeln!(w, "# Artifact appendix\n")?;
     writeln!(
         w,
@@ -108,6 +123,15 @@ pub fn render(i: &Inputs) -> Result<String> {
         plan.map_or(0, |p| p.workloads.len())
     )?;
 
+    Ok(())
+}
+
+/// A.2 up to the campaigns' times: hardware, software, data sets, disk, build time.
+fn check_list(w: &mut String, i: &Inputs) -> Result<()> {
+    let a = &i.project.artifact;
+    let r = i.results;
+    let p = &r.provenance;
+    let plan = plan(i);
     writeln!(w, "## A.2 Artifact check-list\n")?;
     let gpus: Vec<String> = a
         .gpus
@@ -150,6 +174,12 @@ pub fn render(i: &Inputs) -> Result<String> {
     let (files, bytes) = traces_size(i.traces)?;
     writeln!(w, "- **Disk:** the shipped traces take {} in {files} files listed in `SHA256SUMS`.", size(bytes))?;
     writeln!(w, "- **Time to build:** measured and recorded in `BENCHMARKS.md` (the cold build of the workspace).")?;
+    Ok(())
+}
+
+/// A.2: every campaign's time, estimated and (where analysed) measured.
+fn campaign_times(w: &mut String, i: &Inputs) -> Result<()> {
+    let r = i.results;
     writeln!(w, "- **Time per campaign** (estimated: the plan's `estimated_seconds` times repetitions; measured: the shipped runs' `started_at` to `ended_at`):\n")?;
     writeln!(
         w,
@@ -163,7 +193,7 @@ pub fn render(i: &Inputs) -> Result<String> {
             Some(mr) => {
                 let ids: BTreeSet<&str> = pl.workloads.iter().map(|w| w.id.as_str()).collect();
                 let (n, secs) = measured_seconds(mr, &ids);
-                format!("{} ({n} runs)", crate::run::duration(secs))
+                format!("{} ({n} runs)", crate::duration(secs))
             }
             None => "—".into(),
         };
@@ -179,11 +209,17 @@ pub fn render(i: &Inputs) -> Result<String> {
             pl.gpu.name,
             pl.totals.workloads,
             pl.totals.runs,
-            crate::run::duration(pl.totals.estimated_gpu_seconds),
-            crate::run::duration(mig)
+            crate::duration(pl.totals.estimated_gpu_seconds),
+            crate::duration(mig)
         )?;
     }
     writeln!(w)?;
+    Ok(())
+}
+
+/// A.2: the run-to-run variation of the shipped workloads with repetitions.
+fn variation(w: &mut String, i: &Inputs) -> Result<()> {
+    let r = i.results;
     writeln!(w, "- **Expected run-to-run variation** (the shipped workloads measured in two or more repetitions: the relative range max/min − 1 of the aggregate throughput):\n")?;
     writeln!(w, "| data | workloads | median range | largest range | workload of the largest |")?;
     writeln!(w, "|---|---:|---:|---:|---|")?;
@@ -218,6 +254,14 @@ pub fn render(i: &Inputs) -> Result<String> {
     }
     writeln!(w)?;
 
+    Ok(())
+}
+
+/// A.3: each claim with its commands, GPU time, expectation, tolerance and grade.
+fn major_claims(w: &mut String, i: &Inputs) -> Result<()> {
+    let a = &i.project.artifact;
+    let r = i.results;
+    let plan = plan(i);
     writeln!(w, "## A.3 Major claims\n")?;
     writeln!(w, "Each claim of artifact.yaml, the commands that reproduce it, the GPU time of the workloads it reads in campaign {} (estimated from the plan; measured from the shipped runs), the expected result with its tolerance, and the grade the shipped traces give.\n", md_code(i.campaign))?;
     for c in &a.claims {
@@ -229,7 +273,7 @@ pub fn render(i: &Inputs) -> Result<String> {
             c.id
         )?;
         if let Some(pl) = plan {
-            let sel = crate::run::claim_selection(i.project, pl, &c.id)?;
+            let sel = crate::claim_selection(i.project, pl, &c.id)?;
             let ids: BTreeSet<&str> = sel.workloads.iter().map(|(w, _, _)| w.as_str()).collect();
             let (n, secs) = measured_seconds(r, &ids);
             let runs: u32 = sel.workloads.iter().map(|(_, n, _)| n).sum();
@@ -237,8 +281,8 @@ pub fn render(i: &Inputs) -> Result<String> {
                 w,
                 "- GPU time: {} workloads, {runs} planned runs, estimated {}; measured {} over {n} shipped runs.",
                 sel.workloads.len(),
-                crate::run::duration(sel.estimated_seconds()),
-                crate::run::duration(secs)
+                crate::duration(sel.estimated_seconds()),
+                crate::duration(secs)
             )?;
         }
         writeln!(w, "- Paper: {} ({}).", c.paper.text, c.paper.source)?;
@@ -281,6 +325,12 @@ pub fn render(i: &Inputs) -> Result<String> {
         )?;
     }
 
+    Ok(())
+}
+
+/// A.4 when the validation campaign is given: the quick protocol against whole epochs.
+fn validation(w: &mut String, i: &Inputs) -> Result<()> {
+    let a = &i.project.artifact;
     if let Some((vname, vr)) = i.validation {
         let pv = &vr.protocol_validation;
         let within = pv.iter().filter(|p| p.within_goal == Some(true)).count();
@@ -307,28 +357,26 @@ pub fn render(i: &Inputs) -> Result<String> {
             md_code(&format!("data/{vname}/"))
         )?;
     }
+    Ok(())
+}
+
+/// The last section: how a re-run is compared with the shipped traces.
+fn how_to_compare(w: &mut String, i: &Inputs) -> Result<()> {
     let compare = if i.validation.is_some() { "A.5" } else { "A.4" };
     writeln!(w, "## {compare} How to compare\n")?;
     writeln!(w, "Run a subset or all of a campaign on a GPU host ({}, or `--claim Cn` for one claim's workloads) into a directory, then {}: both directories are verified and analysed, every workload measured in both is compared within its tolerance, and the claims' grades are shown side by side (`compare.md`, `compare.csv`; exit 0 when all agree, 1 when something differs, 2 on an error). `cargo xtask reproduce --traces DIR` regenerates every output from the new traces.",
         md_code(&format!("cargo xtask run --campaign {}", i.campaign)),
         md_code(&format!("cargo xtask compare data/{} DIR", i.campaign))
     )?;
-    Ok(s)
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
-    fn timestamps_and_durations() {
+    fn timestamps() {
         let a = super::timestamp("2026-11-30T20:25:20.060Z").unwrap();
         let b = super::timestamp("2026-12-01T00:00:00Z").unwrap();
         assert!((b - a - (3.0 * 3600.0 + 34.0 * 60.0 + 39.94)).abs() < 1e-6);
-        assert_eq!(crate::run::duration(4020.0), "1 h 7 min");
-        assert_eq!(crate::run::duration(62.0), "1 min 2 s");
-        // Beyond an hour, to the nearest minute: 1 h 45 min 53 s reads 1 h 46 min.
-        assert_eq!(crate::run::duration(6353.0), "1 h 46 min");
-        assert_eq!(crate::run::duration(7199.6), "2 h 0 min");
-        assert_eq!(crate::run::duration(3599.6), "1 h 0 min");
-        assert_eq!(crate::run::duration(9.0), "9 s");
     }
 }
