@@ -619,7 +619,7 @@ fn phrases_h200_paper(r: &Results) -> Vec<String> {
     let alone = workload(r, "e34-resnet26-cifar10-x1-exclusive@gen").stats.aggregate_throughput.expect("measured");
     let cait = workload(r, "e35-cait_xxs24_224-cifar10-x1-exclusive@gen").stats.aggregate_throughput.expect("measured");
     let ratio = |id: &str| format!("{:.2}", workload(r, id).stats.aggregate_ratio.expect("measured").median);
-    vec![
+    let mut phrases = vec![
         format!(
             "alone {:.0} img/s (median of {} runs alone, {:.0}–{:.0})",
             alone.median, alone.n, alone.min, alone.max
@@ -642,6 +642,70 @@ fn phrases_h200_paper(r: &Results) -> Vec<String> {
             ratio("e35-cait_xxs24_224-cifar10-x2-mps@gen"),
             ratio("e35-cait_xxs24_224-cifar10-x3-mps@gen"),
             ratio("e35-cait_xxs24_224-cifar10-x1-mpslim4g@gen")
+        ),
+    ];
+    phrases.extend(phrases_h200_paper_e33(r));
+    phrases
+}
+
+/// What `data/h200-paper/README.md` quotes of exp 33 on files: resnet26 alone per host, the
+/// 7-job aggregates and STP, and the same aggregates in the shipped `h200`.
+fn phrases_h200_paper_e33(r: &Results) -> Vec<String> {
+    let id = |mode: &str| format!("e33-resnet26-cifar10-x7-{mode}@gen");
+    let stp = |id: &str| {
+        let w = workload(r, id);
+        let m = w.stats.aggregate_ratio.expect("measured").median;
+        let [lo, hi] = w.intervals.as_ref().expect("an interval").stp;
+        format!("{m:.2} [{lo:.2}–{hi:.2}]")
+    };
+    let aggregate = |r: &Results, id: &str| {
+        let t = workload(r, id).stats.aggregate_throughput.expect("measured");
+        format!("{:.0} ({:.0}–{:.0})", t.median, t.min, t.max)
+    };
+    let base = r
+        .baselines
+        .iter()
+        .find(|b| b.model == "resnet26" && b.batch_size == 128 && b.data == "generated")
+        .expect("resnet26 alone on files");
+    let hosts: Vec<String> = base
+        .hosts
+        .iter()
+        .map(|h| {
+            let name = h.host_id.as_deref().unwrap_or("?");
+            let short = name.get(..12).unwrap_or(name);
+            format!("`{short}` {:.0} img/s ({} runs)", h.throughput.median, h.throughput.n)
+        })
+        .collect();
+    let shipped = results("h200");
+    let alone = |r: &Results| {
+        workload(r, "e33-resnet26-cifar10-x1-exclusive@gen").stats.aggregate_throughput.expect("measured").median
+    };
+    vec![
+        format!("resnet26 alone: {}", hosts.join(", ")),
+        format!(
+            "7 × MPS {}, 7 × `naive` {}, 7 × the 1g stand-in {}",
+            stp(&id("mps")),
+            stp(&id("naive")),
+            stp(&id("mpslim1g"))
+        ),
+        format!(
+            "aggregates of {}, {} and {} img/s",
+            aggregate(r, &id("mps")),
+            aggregate(r, &id("naive")),
+            aggregate(r, &id("mpslim1g"))
+        ),
+        format!(
+            "`h200` measured {}, {} and {} img/s",
+            aggregate(&shipped, &id("mps")),
+            aggregate(&shipped, &id("naive")),
+            aggregate(&shipped, &id("mpslim1g"))
+        ),
+        format!("resnet26 alone there gave {:.0} img/s", alone(&shipped)),
+        format!(
+            "STP of {}, {} and {} there",
+            format!("{:.2}", workload(&shipped, &id("mps")).stats.aggregate_ratio.expect("measured").median),
+            format!("{:.2}", workload(&shipped, &id("naive")).stats.aggregate_ratio.expect("measured").median),
+            format!("{:.2}", workload(&shipped, &id("mpslim1g")).stats.aggregate_ratio.expect("measured").median)
         ),
     ]
 }
