@@ -715,3 +715,116 @@ fn phrases_h200_paper_e33(r: &Results) -> Vec<String> {
 fn the_h200_paper_readme_quotes_the_traces() {
     check_readme("h200-paper", phrases_h200_paper);
 }
+
+/// `1,234` for 1234.4: thousands apart, as the READMEs print throughputs of four digits and more.
+fn thousands(v: f64) -> String {
+    let digits = format!("{v:.0}");
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// What `data/h200-epochs-5/README.md` quotes of its traces: the aggregates under both
+/// protocols, the protocol validation's count outside the goal, and resnet26 alone.
+fn phrases_h200_epochs_5(r: &Results) -> Vec<String> {
+    let agg = |id: &str| workload(r, id).stats.aggregate_throughput.expect("measured").median;
+    let pair = |jobs: u32| {
+        let quick = agg(&format!("e33-resnet26-cifar10-x{jobs}-naive@gen"));
+        let epochs = agg(&format!("e33-resnet26-cifar10-x{jobs}-naive@gen~epochs"));
+        (quick, epochs)
+    };
+    let (q3, e3) = pair(3);
+    let (q7, e7) = pair(7);
+    let pv = &r.protocol_validation;
+    let outside = pv.len() - within_goal(pv);
+    // STP alone is 1 under both protocols by its definition: the collocated and MPS rows.
+    let diffs: Vec<f64> = pv
+        .iter()
+        .filter(|p| p.mode != Mode::Exclusive)
+        .filter_map(|p| p.ratio_difference)
+        .map(|d| 100.0 * d.abs())
+        .collect();
+    let lo = diffs.iter().cloned().fold(f64::INFINITY, f64::min);
+    let hi = diffs.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    vec![
+        format!(
+            "{} img/s for 3 × `naive` under `epochs` against {} under `quick` ({:+.0}%), {} against {} for 7 × `naive`",
+            thousands(e3),
+            thousands(q3),
+            100.0 * (e3 / q3 - 1.0),
+            thousands(e7),
+            thousands(q7)
+        ),
+        format!("Every STP difference is {lo:.0}–{hi:.0}%"),
+        format!("{outside} of {} outside the ±3% goal", pv.len()),
+        format!(
+            "{:.0} img/s under `quick` and {:.0} under `epochs`",
+            agg("e33-resnet26-cifar10-x1-exclusive@gen"),
+            agg("e33-resnet26-cifar10-x1-exclusive@gen~epochs")
+        ),
+    ]
+}
+
+/// `data/h200-epochs-5/README.md` quotes its traces.
+#[test]
+fn the_h200_epochs_5_readme_quotes_the_traces() {
+    check_readme("h200-epochs-5", phrases_h200_epochs_5);
+}
+
+/// `h200-hosts`'s plan analysed over the traces in `data/<dir>` (the campaign or its rerun).
+fn results_in(campaign: &str, dir: &str) -> Results {
+    let root = common::root();
+    let project = colloc_spec::load_project(&root).expect("the project loads");
+    let plan = colloc_plan::plan_project_campaign(&project, campaign, None).expect("the campaign's plan");
+    colloc_analysis::analyse(&root.join("data").join(dir), Some(&plan)).expect("the traces")
+}
+
+/// What `data/h200-hosts/README.md` quotes of both hosts: STP with its interval per workload,
+/// the 7- and 3-job aggregates, and resnet26 alone on each host.
+fn phrases_h200_hosts(first: &Results) -> Vec<String> {
+    let second = results_in("h200-hosts", "h200-hosts-rerun");
+    let stp = |r: &Results, id: &str| {
+        let w = workload(r, id);
+        let m = w.stats.aggregate_ratio.expect("measured").median;
+        let [lo, hi] = w.intervals.as_ref().expect("an interval").stp;
+        format!("{m:.2} [{lo:.2}–{hi:.2}]")
+    };
+    let id = |jobs: u32, mode: &str| format!("e33-resnet26-cifar10-x{jobs}-{mode}@gen");
+    let mut phrases: Vec<String> = [(1, "mps", "1 × MPS"), (2, "naive", "2 × naive"), (2, "mps", "2 × MPS")]
+        .into_iter()
+        .chain([(3, "naive", "3 × naive"), (3, "mps", "3 × MPS"), (7, "naive", "7 × naive"), (7, "mps", "7 × MPS")])
+        .map(|(jobs, mode, label)| {
+            format!("| {label} | {} | {} |", stp(first, &id(jobs, mode)), stp(&second, &id(jobs, mode)))
+        })
+        .collect();
+    let agg = |r: &Results, jobs: u32, mode: &str| {
+        format!("{:.0}", workload(r, &id(jobs, mode)).stats.aggregate_throughput.expect("measured").median)
+    };
+    phrases.push(format!(
+        "7 × MPS {} and {} img/s; 7 × naive {} and {}; 3 × MPS {} and {}",
+        agg(first, 7, "mps"),
+        agg(&second, 7, "mps"),
+        agg(first, 7, "naive"),
+        agg(&second, 7, "naive"),
+        agg(first, 3, "mps"),
+        agg(&second, 3, "mps")
+    ));
+    let alone = |r: &Results| workload(r, &id(1, "exclusive")).stats.aggregate_throughput.expect("measured");
+    let (a, b) = (alone(first), alone(&second));
+    phrases.push(format!(
+        "{:.0}–{:.0} img/s over the {} runs on the first host (median {:.0}), {:.0}–{:.0} on the second (median {:.0})",
+        a.min, a.max, a.n, a.median, b.min, b.max, b.median
+    ));
+    phrases
+}
+
+/// `data/h200-hosts/README.md` quotes the traces of both hosts.
+#[test]
+fn the_h200_hosts_readme_quotes_the_traces() {
+    check_readme("h200-hosts", phrases_h200_hosts);
+}

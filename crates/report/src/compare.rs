@@ -698,12 +698,12 @@ impl Comparison {
     fn gpu_note(&self) -> String {
         if self.same_gpu {
             format!(
-                "Both on {}: aggregate ratios, absolute aggregate throughputs and baselines compared.",
+                "Both on {}: STP, absolute aggregate throughputs and baselines compared.",
                 self.base.gpu
             )
         } else {
             format!(
-                "Different GPU models ({} vs {}): only aggregate ratios and claims are compared, not absolute \
+                "Different GPU models ({} vs {}): only STP and the claims are compared, not absolute \
                  throughputs (the factors are shown, not judged).",
                 self.base.gpu, self.new.gpu
             )

@@ -83,7 +83,7 @@ pub fn render(o: &Evidence, id: &str) -> Result<String> {
             read.iter().copied().filter(|wid| r.workload(wid).is_some_and(|x| !x.implausible.is_empty())).collect();
         writeln!(
             w,
-            "  runs read (workload: run id status [aggregate ratio]; § marked implausible, with the reasons): {} workloads, {} marked implausible",
+            "  runs read (workload: run id status [STP]; § marked implausible, with the reasons): {} workloads, {} marked implausible",
             read.len(),
             marked.len()
         )?;
