@@ -515,6 +515,63 @@ fn print_table(rows: &[Row]) {
     }
 }
 
+/// Prints the table of `rows`, then the totals per sample (the sequence's steps summed, the
+/// isolated per-sample queries summed) and the whole sequence as measured; the totals join `rows`.
+fn report_totals(rows: &mut Vec<Row>) {
+    // Sums of the per-sample means: of the sequence's steps, and of the isolated queries.
+    let sum = |section: &str, pick: fn(&Stats) -> u64| -> f64 {
+        rows.iter()
+            .filter(|r| r.section == section && r.per_sample)
+            .filter_map(|r| r.stats.mean_us(pick(&r.stats)))
+            .sum()
+    };
+    let totals = [
+        ("sequence", "total per sample", "sum of the sequence's step means"),
+        ("query", "sum of isolated per-sample queries", "sum of the isolated per-sample query means"),
+    ];
+    let mut total_rows = Vec::new();
+    for (section, query, _) in totals {
+        let (wall, cpu, pcpu) = (sum(section, |s| s.wall), sum(section, |s| s.cpu), sum(section, |s| s.pcpu));
+        let to_ns = |v: f64| (v * 1000.0).round() as u64;
+        let stats = Stats {
+            n: 1,
+            wall: to_ns(wall),
+            cpu: to_ns(cpu),
+            pcpu: to_ns(pcpu),
+            min: to_ns(wall),
+            max: to_ns(wall),
+            ok: 1,
+            detail: format!("{:.2}% of one core at 10 Hz (thread CPU)", cpu * 10.0 / 1e6 * 100.0),
+            ..Stats::default()
+        };
+        total_rows.push(Row { section: "total", query: query.into(), per_sample: false, stats });
+    }
+    print_table(rows);
+    out!();
+    let whole = rows.iter().find(|r| r.section == "sequence" && r.query == "whole sequence");
+    for (r, (_, _, what)) in total_rows.iter().zip(totals) {
+        out!(
+            "{}: wall {} us, thread CPU {} us, process CPU {} us ({what}; {})",
+            r.query,
+            us(r.stats.mean_us(r.stats.wall)),
+            us(r.stats.mean_us(r.stats.cpu)),
+            us(r.stats.mean_us(r.stats.pcpu)),
+            r.stats.detail
+        );
+    }
+    if let Some(w) = whole {
+        let cpu = w.stats.mean_us(w.stats.cpu).unwrap_or(0.0);
+        out!(
+            "whole sequence measured: wall {} us, thread CPU {} us, process CPU {} us ({:.2}% of one core at 10 Hz)",
+            us(w.stats.mean_us(w.stats.wall)),
+            us(w.stats.mean_us(w.stats.cpu)),
+            us(w.stats.mean_us(w.stats.pcpu)),
+            cpu * 10.0 / 1e6 * 100.0
+        );
+    }
+    rows.extend(total_rows);
+}
+
 fn run(args: &Args) -> ExitCode {
     let (init, m_init) = timed(Nvml::init);
     let nvml = match init {
@@ -577,58 +634,7 @@ fn run(args: &Args) -> ExitCode {
         stats,
     }));
 
-    // Sums of the per-sample means: of the sequence's steps, and of the isolated queries.
-    let sum = |section: &str, pick: fn(&Stats) -> u64| -> f64 {
-        rows.iter()
-            .filter(|r| r.section == section && r.per_sample)
-            .filter_map(|r| r.stats.mean_us(pick(&r.stats)))
-            .sum()
-    };
-    let totals = [
-        ("sequence", "total per sample", "sum of the sequence's step means"),
-        ("query", "sum of isolated per-sample queries", "sum of the isolated per-sample query means"),
-    ];
-    let mut total_rows = Vec::new();
-    for (section, query, _) in totals {
-        let (wall, cpu, pcpu) = (sum(section, |s| s.wall), sum(section, |s| s.cpu), sum(section, |s| s.pcpu));
-        let to_ns = |v: f64| (v * 1000.0).round() as u64;
-        let stats = Stats {
-            n: 1,
-            wall: to_ns(wall),
-            cpu: to_ns(cpu),
-            pcpu: to_ns(pcpu),
-            min: to_ns(wall),
-            max: to_ns(wall),
-            ok: 1,
-            detail: format!("{:.2}% of one core at 10 Hz (thread CPU)", cpu * 10.0 / 1e6 * 100.0),
-            ..Stats::default()
-        };
-        total_rows.push(Row { section: "total", query: query.into(), per_sample: false, stats });
-    }
-    print_table(&rows);
-    out!();
-    let whole = rows.iter().find(|r| r.section == "sequence" && r.query == "whole sequence");
-    for (r, (_, _, what)) in total_rows.iter().zip(totals) {
-        out!(
-            "{}: wall {} us, thread CPU {} us, process CPU {} us ({what}; {})",
-            r.query,
-            us(r.stats.mean_us(r.stats.wall)),
-            us(r.stats.mean_us(r.stats.cpu)),
-            us(r.stats.mean_us(r.stats.pcpu)),
-            r.stats.detail
-        );
-    }
-    if let Some(w) = whole {
-        let cpu = w.stats.mean_us(w.stats.cpu).unwrap_or(0.0);
-        out!(
-            "whole sequence measured: wall {} us, thread CPU {} us, process CPU {} us ({:.2}% of one core at 10 Hz)",
-            us(w.stats.mean_us(w.stats.wall)),
-            us(w.stats.mean_us(w.stats.cpu)),
-            us(w.stats.mean_us(w.stats.pcpu)),
-            cpu * 10.0 / 1e6 * 100.0
-        );
-    }
-    rows.extend(total_rows);
+    report_totals(&mut rows);
 
     if let Some(path) = &args.csv {
         let mut text = HEADER.join(",");
