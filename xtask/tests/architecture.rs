@@ -248,3 +248,51 @@ fn the_project_root_is_found_at_run_time_never_compiled_in() {
     hits.extend(lines_with(&root().join("xtask/src"), &["CARGO_MANIFEST_DIR"]));
     assert!(hits.is_empty(), "a compiled-in path (use colloc_spec::names::project_root):\n{}", hits.join("\n"));
 }
+
+/// The functions of `code` (a file's code without comments and test tail) longer than
+/// `limit` lines, from the `fn` line to its closing brace at the same indentation.
+fn long_functions(code: &str, limit: usize) -> Vec<(String, usize)> {
+    let lines: Vec<&str> = code.lines().collect();
+    let mut long = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let trimmed = line.trim_start();
+        let indent = line.len() - trimmed.len();
+        let signature = ["fn ", "pub fn ", "pub(crate) fn ", "pub(super) fn ", "async fn "]
+            .iter()
+            .find_map(|p| trimmed.strip_prefix(p));
+        let Some(rest) = signature else { continue };
+        let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+        let close = format!("{}}}", " ".repeat(indent));
+        if let Some(end) = lines[i + 1..].iter().position(|l| *l == close) {
+            if end + 2 > limit {
+                long.push((name, end + 2));
+            }
+        }
+    }
+    long
+}
+
+#[test]
+fn no_function_of_the_product_is_over_120_lines() {
+    // A function a reader cannot hold at once is split into named steps; tests may list
+    // their expectations at length.
+    let mut hits = Vec::new();
+    let mut dirs = vec![root().join("xtask/src")];
+    for krate in ["trace", "spec", "plan", "runner", "analysis", "report", "reproduce"] {
+        dirs.push(root().join("crates").join(krate).join("src"));
+        dirs.push(root().join("crates").join(krate).join("examples"));
+    }
+    for dir in dirs {
+        let mut files = Vec::new();
+        rust_files(&dir, &mut files);
+        for f in files {
+            for (name, n) in long_functions(&code_of(&f), 120) {
+                hits.push(format!("{}: fn {name}: {n} lines", f.strip_prefix(root()).unwrap_or(&f).display()));
+            }
+        }
+    }
+    assert!(hits.is_empty(), "functions over 120 lines:\n{}", hits.join("\n"));
+    // The check finds what it looks for.
+    let body = "    let x = 1;\n".repeat(130);
+    assert_eq!(long_functions(&format!("fn big() {{\n{body}}}\n"), 120), vec![("big".to_string(), 132)]);
+}
