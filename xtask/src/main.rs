@@ -4,6 +4,7 @@
 
 mod bench;
 mod compare;
+mod export;
 mod package;
 mod plan;
 mod reproduce;
@@ -38,6 +39,9 @@ enum Task {
     Run(Box<run::Args>),
     /// Verify the shipped traces, analyse them, regenerate figures/ and paper/, print the claims.
     Reproduce(reproduce::Args),
+    /// Write a campaign's results as tidy CSV frames (runs, jobs, workloads, baselines, hosts,
+    /// telemetry, provenance) with their schema, for polars, pandas or DuckDB.
+    Export(export::Args),
     /// Compare two campaign directories (e.g. a re-run against the shipped traces): a verdict per workload.
     Compare(compare::Args),
     /// Pack the tracked sources, traces and outputs into a deterministic .tar.gz for archiving.
@@ -81,6 +85,7 @@ fn main() -> ExitCode {
         Task::Run(a) => run::main(*a),
         Task::Reproduce(a) => reproduce::main(a),
         Task::Compare(a) => compare::main(a),
+        Task::Export(a) => export::main(a),
         Task::Package(a) => package::main(a),
         Task::VerifyPackage(a) => package::verify_main(a),
         Task::Bench(a) => bench::main(a),

@@ -697,10 +697,7 @@ impl Comparison {
 
     fn gpu_note(&self) -> String {
         if self.same_gpu {
-            format!(
-                "Both on {}: STP, absolute aggregate throughputs and baselines compared.",
-                self.base.gpu
-            )
+            format!("Both on {}: STP, absolute aggregate throughputs and baselines compared.", self.base.gpu)
         } else {
             format!(
                 "Different GPU models ({} vs {}): only STP and the claims are compared, not absolute \

@@ -6,14 +6,16 @@
 //! claims, and lays out every output: the report's tables, figures and claims, and the
 //! artifact appendix ([`appendix`]). [`analyse_directory`] does the same analysis for any
 //! directory of traces, and [`compare_directories`] sets two of them side by side; [`evidence`] prints one claim's evidence;
-//! [`claim_selection`] and [`smoke_subset`] choose workloads of a plan.
+//! [`claim_selection`] and [`smoke_subset`] choose workloads of a plan; [`export`] writes a
+//! campaign's results as tidy frames for polars, pandas and DuckDB.
 //!
 //! Modules: `campaign` (a campaign's directory, every campaign's plan, the paper's GPU, the
 //! output layout), `compare` (two directories compared, and the files that say it), `reproduce` (the pipeline from traces to outputs), `directory` (a
 //! directory of traces analysed against the plan of the campaign its runs name),
 //! `runs` (a campaign's runs counted against its plan), `selection` (a claim's workloads;
 //! the smoke subset), `appendix` (`paper/APPENDIX.md`),
-//! `evidence` (one claim's evidence), `metadata` (the citation files made from
+//! `evidence` (one claim's evidence), `export` (the results as tidy CSV frames, with their
+//! schema: `cargo xtask export`), `metadata` (the citation files made from
 //! artifact.yaml), `words` (durations as people read them).
 
 #![warn(unreachable_pub)]
@@ -23,6 +25,7 @@ mod campaign;
 mod compare;
 mod directory;
 pub mod evidence;
+pub mod export;
 mod metadata;
 mod reproduce;
 mod runs;
