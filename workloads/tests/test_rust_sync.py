@@ -1,5 +1,6 @@
 """The schema and the job-file reader must say what the runner's Rust types say:
-crates/trace/src/events.rs (the events) and crates/trace/src/jobfile.rs (the job file)."""
+crates/trace/src/events.rs (the events), crates/trace/src/jobfile.rs (the job file) and
+crates/trace/src/protocol.rs (its protocol)."""
 
 import os
 import re
@@ -41,6 +42,16 @@ def enum_variants(body):
         fields = re.findall(r"(\w+)\s*:\s*([^,]+?)\s*(?:,|$)", (m.group(2) or "").strip())
         out.append((m.group(1), fields))
     return out
+
+
+def serde_renames(path, enum):
+    """{variant: name in JSON} of the variants of `enum` in a Rust file that
+    `#[serde(rename = "...")]` names."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    body = text[text.index(f"pub enum {enum} {{"):]
+    body = body[:body.index("\n}")]
+    return {v: name for name, v in re.findall(r'#\[serde\(rename = "(\w+)"\)\]\s*(?:///[^\n]*\s*)*(\w+)', body)}
 
 
 def snake(name):
@@ -116,13 +127,19 @@ class JobFileMatchesRustTest(unittest.TestCase):
     KINDS = {"u32": "u32", "u64": "u64", "i32": "i32", "f64": "float", "String": "str", "bool": "bool",
              "DataSource": "str"}
 
+    # Fields of the protocol that the job file writes whole where the Rust type has none:
+    # `min_iterations` 0 (jobfile.rs, `every_field`).
+    FILLED = {"min_iterations": "u32"}
+
     def setUp(self):
         self.items = rust_items(os.path.join(TRACE, "jobfile.rs"))
+        self.items.update(rust_items(os.path.join(TRACE, "protocol.rs")))
+        self.renames = serde_renames(os.path.join(TRACE, "protocol.rs"), "ProtocolKind")
 
     def kind(self, ty):
         if ty.startswith("Option<"):
             return self.kind(ty[len("Option<"):-1]) + "?"
-        nested = {"JobData": jobspec.DATA_FIELDS, "Training": jobspec.TRAINING_FIELDS, "JobProtocol": "protocol"}
+        nested = {"JobData": jobspec.DATA_FIELDS, "Training": jobspec.TRAINING_FIELDS, "ProtocolKind": "protocol"}
         return nested.get(ty) or self.KINDS[ty]
 
     def check_struct(self, name, fields):
@@ -138,11 +155,11 @@ class JobFileMatchesRustTest(unittest.TestCase):
 
     def test_enums(self):
         self.assertEqual(tuple(snake(v) for v, _ in enum_variants(self.items["DataSource"])), jobspec.SOURCES)
-        variants = enum_variants(self.items["JobProtocol"])
-        self.assertEqual([snake(v) for v, _ in variants], list(jobspec.PROTOCOL_FIELDS))
+        variants = enum_variants(self.items["ProtocolKind"])
+        self.assertEqual([self.renames[v] for v, _ in variants], list(jobspec.PROTOCOL_FIELDS))
         for variant, fields in variants:
-            expected = jobspec.PROTOCOL_FIELDS[snake(variant)]
-            self.assertEqual({f: self.kind(t) for f, t in fields}, expected, variant)
+            expected = jobspec.PROTOCOL_FIELDS[self.renames[variant]]
+            self.assertEqual({f: self.FILLED.get(f) or self.kind(t) for f, t in fields}, expected, variant)
             self.assertEqual([f for f, _ in fields], list(expected), variant)
 
 

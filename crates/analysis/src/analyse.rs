@@ -93,10 +93,9 @@ pub fn analyse(campaign_dir: &Path, plan: Option<&Plan>) -> Result<Results> {
         *e = (*e).max(r.meta.attempt);
     }
 
-    let mut run_protocols: BTreeMap<String, protocols::RunProtocol> = BTreeMap::new();
+    let mut run_protocols: BTreeMap<String, protocols::RecordedProtocol> = BTreeMap::new();
     for r in &runs {
-        let name = r.meta.protocol.get("name").and_then(|n| n.as_str()).unwrap_or_default().to_string();
-        run_protocols.entry(r.workload.id.clone()).or_insert((name, r.meta.whole_epochs()));
+        run_protocols.entry(r.workload.id.clone()).or_insert((r.meta.protocol.name.clone(), r.meta.whole_epochs()));
     }
     let mut results = Vec::with_capacity(runs.len());
     let mut timelines = Vec::new();

@@ -77,7 +77,7 @@ pub(crate) fn analyse_run(run: &RunData, measured: Measurement) -> RunAnalysis {
         superseded: false,
         status: m.status,
         reason: m.reason.clone(),
-        mode_applied: m.mode.clone(),
+        mode_applied: m.mode.as_str().to_string(),
         simulated: m.simulated,
         started_at: m.started_at.clone(),
         ended_at: m.ended_at.clone(),

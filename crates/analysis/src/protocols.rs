@@ -8,13 +8,13 @@ use crate::model::{ProtocolValidation, WorkloadResult, PROTOCOL_GOAL};
 
 /// A workload's protocol as its runs recorded it: the name, and whether it trains whole
 /// epochs.
-pub(crate) type RunProtocol = (String, bool);
+pub(crate) type RecordedProtocol = (String, bool);
 
 /// Every pair of workloads alike but for their protocol, one of whole epochs and one of a
 /// window, in the order of `workloads` (that of the window's workload).
 pub(crate) fn validation(
     workloads: &[WorkloadResult],
-    protocols: &BTreeMap<String, RunProtocol>,
+    protocols: &BTreeMap<String, RecordedProtocol>,
 ) -> Vec<ProtocolValidation> {
     let by_id: BTreeMap<&str, &WorkloadResult> = workloads.iter().map(|w| (w.id.as_str(), w)).collect();
     let mut out = Vec::new();

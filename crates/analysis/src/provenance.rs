@@ -6,6 +6,7 @@ use std::path::Path;
 
 use crate::model::Provenance;
 use colloc_trace::meta::RunMeta;
+use colloc_trace::protocol::{ProtocolKind, RunProtocol};
 
 /// From the campaign's manifest and its runs' `meta.json`s.
 pub(crate) fn provenance<'a>(
@@ -102,25 +103,45 @@ pub(crate) fn provenance<'a>(
     Ok(p)
 }
 
-/// `quick (window 60 s, warm-up 50 steps)`, `paper (5 epochs)`, or the name alone.
-fn protocol_text(v: &serde_json::Value) -> String {
-    let name = v.get("name").and_then(|n| n.as_str()).unwrap_or("unknown");
-    let num = |k: &str| v.get(k).and_then(|x| x.as_f64());
-    match v.get("kind").and_then(|k| k.as_str()) {
+/// `quick: quick (protocol 2), one common window of at least 10 s and 50 iterations per job
+/// after 15 warm-up steps`, `quick: quick, 60 s window after 50 warm-up steps` (protocol 1)
+/// or `paper: paper, 5 epochs`.
+fn protocol_text(p: &RunProtocol) -> String {
+    let name = &p.name;
+    match p.kind {
         // Plans of protocol 2 carry `min_iterations`; those of protocol 1 do not.
-        Some("quick") if v.get("min_iterations").is_some() => format!(
-            "{name}: quick (protocol 2), one common window of at least {} s and {} iterations per job after {} warm-up steps",
-            num("window_seconds").map_or("?".into(), |x| format!("{x}")),
-            num("min_iterations").map_or("?".into(), |x| format!("{x}")),
-            num("warmup_steps").map_or("?".into(), |x| format!("{x}"))
+        ProtocolKind::Window { warmup_steps, window_seconds, min_iterations: Some(min_iterations), .. } => format!(
+            "{name}: quick (protocol 2), one common window of at least {window_seconds} s and {min_iterations} iterations per job after {warmup_steps} warm-up steps"
         ),
-        Some("quick") => format!(
-            "{name}: quick, {} s window after {} warm-up steps",
-            num("window_seconds").map_or("?".into(), |x| format!("{x}")),
-            num("warmup_steps").map_or("?".into(), |x| format!("{x}"))
-        ),
-        Some("paper") => format!("{name}: paper, {} epochs", num("epochs").map_or("?".into(), |x| format!("{x}"))),
-        Some(k) => format!("{name}: {k}"),
-        None => name.to_string(),
+        ProtocolKind::Window { warmup_steps, window_seconds, min_iterations: None, .. } => {
+            format!("{name}: quick, {window_seconds} s window after {warmup_steps} warm-up steps")
+        }
+        ProtocolKind::Epochs { epochs, .. } => format!("{name}: paper, {epochs} epochs"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The protocol's line for each kind of `meta.json` shipped: protocol 2 (with
+    /// `min_iterations`), protocol 1 (without) and whole epochs.
+    #[test]
+    fn protocol_lines() {
+        let line = |json: &str| protocol_text(&serde_json::from_str(json).unwrap());
+        assert_eq!(
+            line(r#"{"name":"quick","kind":"quick","warmup_steps":15,"window_seconds":10.0,"sample_every":10,"min_iterations":50,"timeout_seconds":300.0}"#),
+            "quick: quick (protocol 2), one common window of at least 10 s and 50 iterations per job after 15 warm-up steps"
+        );
+        assert_eq!(
+            line(
+                r#"{"name":"quick","kind":"quick","warmup_steps":15,"window_seconds":12.5,"sample_every":10,"timeout_seconds":300.0}"#
+            ),
+            "quick: quick, 12.5 s window after 15 warm-up steps"
+        );
+        assert_eq!(
+            line(r#"{"name":"epochs","kind":"paper","epochs":2,"sample_every":50,"timeout_seconds":7200.0}"#),
+            "epochs: paper, 2 epochs"
+        );
     }
 }

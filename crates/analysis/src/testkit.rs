@@ -437,7 +437,7 @@ fn write_run(
     *clock += if ran { window + 10.0 } else { 1.0 };
     let ended = timestamp(*clock);
     let mut protocol = plan.protocol.clone();
-    if let ProtocolKind::Quick { window_seconds, .. } = &mut protocol.kind {
+    if let ProtocolKind::Window { window_seconds, .. } = &mut protocol.kind {
         *window_seconds = window;
     }
     let meta = RunMeta {
@@ -450,10 +450,10 @@ fn write_run(
         attempt: 1,
         status,
         reason,
-        mode: w.mode.to_string(),
+        mode: w.mode,
         simulated: true,
         workload: serde_json::to_value(w)?,
-        protocol: serde_json::to_value(&protocol)?,
+        protocol,
         gpu: Some(gpu_info(gpu, w, opts, host)),
         mps,
         mig,

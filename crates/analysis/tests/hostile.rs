@@ -6,8 +6,9 @@
 
 use colloc_analysis::analyse;
 use colloc_analysis::testkit::{write_campaign, FixtureOptions};
-use colloc_trace::jobfile::{DataSource, JobData, JobFile, JobProtocol, Training};
+use colloc_trace::jobfile::{DataSource, JobData, JobFile, Training};
 use colloc_trace::limits::{self, INFLATED_FLOOR_BYTES};
+use colloc_trace::protocol::ProtocolKind;
 use colloc_trace::{layout, manifest};
 use flate2::read::GzDecoder;
 use flate2::write::GzEncoder;
@@ -201,7 +202,7 @@ fn job_file(batch_size: u32) -> String {
             format: "png".into(),
         },
         training: Training::paper(batch_size),
-        protocol: JobProtocol::Paper { epochs: 1, sample_every: 10 },
+        protocol: ProtocolKind::Epochs { epochs: 1, sample_every: 10 },
         events_path: layout::job_events(0),
     };
     serde_json::to_string_pretty(&job).unwrap()

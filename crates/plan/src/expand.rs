@@ -547,25 +547,26 @@ fn finish(
 
 /// A protocol as the plan carries it; without its own timeout, three times the longest
 /// workload under it (`longest` seconds) plus ten minutes.
-fn protocol_plan(protocol: &Protocol, longest: f64) -> ProtocolPlan {
+fn protocol_plan(protocol: &Protocol, longest: f64) -> RunProtocol {
+    let sample_every = protocol.sample_every;
     let kind = match protocol.kind {
-        SpecProtocolKind::Epochs { epochs } => ProtocolKind::Paper { epochs, sample_every: protocol.sample_every },
+        SpecProtocolKind::Epochs { epochs } => ProtocolKind::Epochs { epochs, sample_every },
         SpecProtocolKind::Window {
             warmup_steps,
             window_seconds,
             min_iterations,
             precision_target,
             max_window_seconds,
-        } => ProtocolKind::Quick {
+        } => ProtocolKind::Window {
             warmup_steps,
             window_seconds,
-            sample_every: protocol.sample_every,
-            min_iterations,
+            sample_every,
+            min_iterations: Some(min_iterations),
             precision_target,
             max_window_seconds,
         },
     };
-    ProtocolPlan {
+    RunProtocol {
         name: protocol.name.clone(),
         kind,
         timeout_seconds: protocol.timeout_seconds.unwrap_or((3.0 * longest + 600.0).round()),

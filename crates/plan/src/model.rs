@@ -5,6 +5,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 pub use colloc_trace::jobfile::{DataSource, JobData, Training};
+/// The plan's protocol and each workload's own: the trace format's, which the runner hands
+/// each job (its `kind`) and records in each run's `meta.json`.
+pub use colloc_trace::protocol::{ProtocolKind, RunProtocol};
 use colloc_trace::Mode;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -14,7 +17,7 @@ pub struct Plan {
     pub campaign: Option<String>,
     /// The GPU the plan targets (`a100-40gb`, `h200-141gb`, ...).
     pub gpu: GpuTarget,
-    pub protocol: ProtocolPlan,
+    pub protocol: RunProtocol,
     pub workloads: Vec<PlannedWorkload>,
     pub totals: Totals,
     /// sha256 over the spec files the plan was made from.
@@ -44,7 +47,7 @@ impl Plan {
     }
 
     /// The protocol `w` runs under: its own when its campaign part names one, else the plan's.
-    pub fn protocol_of<'a>(&'a self, w: &'a PlannedWorkload) -> &'a ProtocolPlan {
+    pub fn protocol_of<'a>(&'a self, w: &'a PlannedWorkload) -> &'a RunProtocol {
         w.protocol.as_ref().unwrap_or(&self.protocol)
     }
 
@@ -133,7 +136,7 @@ pub struct PlannedWorkload {
     /// campaign's (its id then ends in `~<protocol>`); absent: the plan's `protocol`. Read it
     /// through [`Plan::protocol_of`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub protocol: Option<ProtocolPlan>,
+    pub protocol: Option<RunProtocol>,
     /// A baseline held by the host's CPU (the campaign's `interleaved_baselines`): the
     /// runner measures it interleaved with the collocated runs divided by it, on their host
     /// and in their invocation, as the plan's [`Interleave`] says.
@@ -219,41 +222,6 @@ pub struct MpsLimits {
     pub pinned_mem_limit_mib: u64,
     /// The host GPU's MIG profile this stands in for.
     pub stands_in_for: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ProtocolPlan {
-    pub name: String,
-    #[serde(flatten)]
-    pub kind: ProtocolKind,
-    /// Seconds after which a run's jobs are killed.
-    pub timeout_seconds: f64,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum ProtocolKind {
-    Paper {
-        epochs: u32,
-        sample_every: u32,
-    },
-    Quick {
-        warmup_steps: u32,
-        window_seconds: f64,
-        sample_every: u32,
-        /// Iterations every job trains at least in the common window (0 in plans made
-        /// before protocol version 2).
-        #[serde(default)]
-        min_iterations: u32,
-        /// Noise-adaptive stopping, both or neither (absent from the JSON when not declared):
-        /// a job meets the window only once the 95% interval of its throughput since release
-        /// is within ±`precision_target` (relative half-width), or once `max_window_seconds`
-        /// have passed. The estimates count `max_window_seconds` as the window, its upper bound.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        precision_target: Option<f64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        max_window_seconds: Option<f64>,
-    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

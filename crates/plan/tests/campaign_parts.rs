@@ -85,7 +85,7 @@ fn a_part_runs_its_workloads_under_its_own_protocol_with_suffixed_ids() {
     for w in &epochs {
         let own = w.protocol.as_ref().expect("an epochs workload carries its protocol");
         assert_eq!(own.name, "epochs");
-        assert!(matches!(own.kind, colloc_plan::ProtocolKind::Paper { epochs: 2, .. }), "{own:?}");
+        assert!(matches!(own.kind, colloc_plan::ProtocolKind::Epochs { epochs: 2, .. }), "{own:?}");
         assert_eq!(plan.protocol_of(w), own);
         assert_eq!(colloc_trace::ids::protocol_of_id(&w.id), Some("epochs"));
         let twin = w.id.strip_suffix("~epochs").unwrap();

@@ -46,7 +46,8 @@ fn with_precision(target: &'static str, max_window: &'static str) -> impl Fn(&st
 fn a_precision_target_reaches_the_plan_and_the_estimate_counts_the_maximum_window() {
     let shipped = colloc_plan::plan_campaign(&root(), "h200-quick", None).unwrap();
     let precise = plan_with(with_precision("0.01", "40")).unwrap();
-    let ProtocolKind::Quick { window_seconds, precision_target, max_window_seconds, .. } = precise.protocol.kind else {
+    let ProtocolKind::Window { window_seconds, precision_target, max_window_seconds, .. } = precise.protocol.kind
+    else {
         panic!("{:?}", precise.protocol.kind)
     };
     assert_eq!((window_seconds, precision_target, max_window_seconds), (10.0, Some(0.01), Some(40.0)));
@@ -69,7 +70,7 @@ fn a_precision_target_reaches_the_plan_and_the_estimate_counts_the_maximum_windo
     // A plan without a target writes neither field, as before they existed, and reads back.
     let json = serde_json::to_string(&shipped.protocol).unwrap();
     assert!(!json.contains("precision_target") && !json.contains("max_window_seconds"), "{json}");
-    let back: colloc_plan::ProtocolPlan = serde_json::from_str(&json).unwrap();
+    let back: colloc_plan::RunProtocol = serde_json::from_str(&json).unwrap();
     assert_eq!(back, shipped.protocol);
 }
 

@@ -3,8 +3,8 @@
 //! failures), stops the telemetry, tears the mode down and writes the trace.
 
 use anyhow::{Context, Result};
-use colloc_plan::{Plan, PlannedWorkload, ProtocolKind};
-use colloc_trace::jobfile::{JobFile, JobProtocol};
+use colloc_plan::{Plan, PlannedWorkload};
+use colloc_trace::jobfile::JobFile;
 use colloc_trace::layout;
 use colloc_trace::meta::{
     ForeignProcess, HostInfo, JobPhases, JobRecord, MpsClientCheck, RunMeta, RunPhases, RunStatus, SoftwareInfo,
@@ -91,24 +91,7 @@ fn job_file(plan: &Plan, w: &PlannedWorkload, run_id: &str, i: usize, events: &P
         batch_size: j.batch_size,
         data: j.data.clone(),
         training: j.training.clone(),
-        protocol: match plan.protocol_of(w).kind {
-            ProtocolKind::Paper { epochs, sample_every } => JobProtocol::Paper { epochs, sample_every },
-            ProtocolKind::Quick {
-                warmup_steps,
-                window_seconds,
-                sample_every,
-                min_iterations,
-                precision_target,
-                max_window_seconds,
-            } => JobProtocol::Quick {
-                warmup_steps,
-                window_seconds,
-                sample_every,
-                min_iterations,
-                precision_target,
-                max_window_seconds,
-            },
-        },
+        protocol: plan.protocol_of(w).kind.clone(),
         events_path: events.to_string_lossy().into_owned(),
     }
 }
@@ -147,10 +130,10 @@ impl Env<'_> {
             attempt: req.attempt,
             status,
             reason,
-            mode: w.mode.as_str().to_string(),
+            mode: w.mode,
             simulated: self.backend.simulated(),
             workload: serde_json::to_value(w).unwrap_or(serde_json::Value::Null),
-            protocol: serde_json::to_value(self.plan.protocol_of(w)).unwrap_or(serde_json::Value::Null),
+            protocol: self.plan.protocol_of(w).clone(),
             gpu: Some({
                 let mut g = self.backend.info();
                 if let Ok(on) = self.backend.mig_enabled_for(w.mode) {
@@ -503,7 +486,7 @@ impl<'a> Run<'a> {
             interrupted: false,
             stopped: Vec::new(),
         };
-        let common_window = matches!(env.plan.protocol_of(self.w).kind, ProtocolKind::Quick { .. });
+        let common_window = !env.plan.protocol_of(self.w).kind.whole_epochs();
         let mut stop_sent = false;
         loop {
             for (i, phase, detail, log_it) in jobs.poll() {
@@ -618,7 +601,7 @@ impl<'a> Run<'a> {
                 jobs.jobs.iter().enumerate().find_map(|(i, j)| {
                     j.failure().map(|f| with_stderr(format!("job {i} ({}): {f}", w.jobs[i].model), j))
                 });
-            let quick = matches!(self.env.plan.protocol_of(w).kind, ProtocolKind::Quick { .. });
+            let quick = !self.env.plan.protocol_of(w).kind.whole_epochs();
             match failing {
                 Some(f) => (RunStatus::Failed, Some(f)),
                 None if quick && watch.window_end_mono.is_none() => {

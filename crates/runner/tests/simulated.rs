@@ -145,7 +145,7 @@ fn a_precision_target_that_every_job_meets_ends_the_window() {
         serde_json::from_str(&std::fs::read_to_string(run.join("job-0.json")).unwrap()).unwrap();
     assert!(matches!(
         job_file.protocol,
-        colloc_trace::jobfile::JobProtocol::Quick { precision_target: Some(t), max_window_seconds: Some(m), .. }
+        ProtocolKind::Window { precision_target: Some(t), max_window_seconds: Some(m), .. }
             if t == 0.02 && m == 60.0
     ));
     for (j, (mono, step, seconds, ci_rel, precision_met, again)) in precision_of(&run, 2).into_iter().enumerate() {
@@ -309,7 +309,7 @@ fn event_logs_follow_the_protocol_in_both_protocols() {
     }
     // The paper protocol: two whole epochs with validation.
     let d2 = tempfile::tempdir().unwrap();
-    p.protocol.kind = ProtocolKind::Paper { epochs: 2, sample_every: 3 };
+    p.protocol.kind = ProtocolKind::Epochs { epochs: 2, sample_every: 3 };
     p.workloads.retain(|w| w.id == "wl-paper-naive");
     let s = run_campaign(&p, &sim_options(d2.path())).unwrap();
     assert_eq!(s.count(RunStatus::Ok), 1, "{}", s.render());
@@ -741,7 +741,7 @@ fn a_job_that_dies_under_mps_stops_the_others_at_once() {
     let d = tempfile::tempdir().unwrap();
     let mut p = plan(vec![workload("wl-crash-mps", Mode::Mps, vec![job("resnet26"), job("resnet26")])]);
     // The paper protocol knows no stop line: about 30 s for the other job's 200 epochs.
-    p.protocol.kind = ProtocolKind::Paper { epochs: 200, sample_every: 3 };
+    p.protocol.kind = ProtocolKind::Epochs { epochs: 200, sample_every: 3 };
     p.protocol.timeout_seconds = 10_000.0;
     let mut o = sim_options(d.path());
     o.job_env = vec![("COLLOC_FAKE_CRASH".into(), "wl-crash:1".into())];
@@ -899,7 +899,7 @@ fn each_workload_runs_under_its_own_protocol() {
 
     let q = meta(d.path(), &format!("{quick}.r1"));
     assert!(q.window_end_mono.is_some(), "the quick run has its common window");
-    assert_eq!(q.protocol["name"], "quick");
+    assert_eq!(q.protocol.name, "quick");
     let qrun = d.path().join(format!("runs/{quick}.r1"));
     assert!(
         events(&qrun, 0).iter().all(|e| e.body.kind() != "epoch_end"),
@@ -907,9 +907,8 @@ fn each_workload_runs_under_its_own_protocol() {
     );
 
     let e = meta(d.path(), &format!("{epochs}.r1"));
-    assert_eq!(e.protocol["name"], "epochs");
-    assert_eq!(e.protocol["kind"], "paper");
-    assert_eq!(e.protocol["epochs"], 2);
+    assert_eq!(e.protocol.name, "epochs");
+    assert!(matches!(e.protocol.kind, ProtocolKind::Epochs { epochs: 2, .. }), "{:?}", e.protocol);
     assert!(e.window_end_mono.is_none(), "no common window under epochs");
     let erun = d.path().join(format!("runs/{epochs}.r1"));
     let mut logs = logs_in(&qrun);

@@ -5,6 +5,8 @@
 //!   `workloads/PROTOCOL.md`, whose schema is `workloads/protocol.schema.json`.
 //! * [`precision`]: the 95% interval of a job's throughput (batch means) that ends a
 //!   window with a precision target.
+//! * [`protocol`]: the measurement protocol, as the plan, the job files and `meta.json`
+//!   carry it.
 //! * [`meta`]: a run's `meta.json`: status, mode applied and provenance.
 //! * [`telemetry`]: the columns of `telemetry.csv.gz` and `processes.csv.gz`; [`rows`]: their
 //!   reader, a row at a time.
@@ -28,6 +30,7 @@ pub mod manifest;
 pub mod meta;
 mod mode;
 pub mod precision;
+pub mod protocol;
 pub mod readers;
 pub mod rows;
 pub mod telemetry;

@@ -6,6 +6,9 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+use crate::protocol::RunProtocol;
+use crate::Mode;
+
 /// Reads a run's `meta.json` as the analysis does: JSON of a [`RunMeta`] that is consistent
 /// in itself (what a planned workload adds is checked by its reader): repetition and
 /// attempt ≥ 1, the `run_id` of its workload, repetition and attempt, job records in index
@@ -83,14 +86,16 @@ pub struct RunMeta {
     pub reason: Option<String>,
     /// The collocation mode actually applied (`exclusive`, `naive`, `mps`, `mps-limited`,
     /// `mig`), or the planned one when nothing ran.
-    pub mode: String,
+    pub mode: Mode,
     /// `true` for traces of the simulated backend: never to be mistaken for measurements.
     pub simulated: bool,
-    /// The planned workload (a `colloc_plan::PlannedWorkload`), verbatim.
+    /// The planned workload (a `colloc_plan::PlannedWorkload`), verbatim. Untyped here: its
+    /// type is the plan's, and the trace format comes before the plan (the plan depends on
+    /// this crate, not the other way); its reader (the analysis) reads it as that type.
     pub workload: serde_json::Value,
-    /// The run's protocol (a `colloc_plan::ProtocolPlan`: its workload's own, else the
-    /// plan's), verbatim.
-    pub protocol: serde_json::Value,
+    /// The run's protocol: its workload's own, else the plan's (a plan's protocol is of
+    /// this type). Traces made before protocol version 2 have no `min_iterations`.
+    pub protocol: RunProtocol,
     pub gpu: Option<GpuInfo>,
     pub mps: Option<MpsInfo>,
     pub mig: Option<MigInfo>,
@@ -131,7 +136,7 @@ pub struct RunMeta {
 impl RunMeta {
     /// The run's protocol trains whole epochs (`protocol.kind` is `paper`): no common window.
     pub fn whole_epochs(&self) -> bool {
-        self.protocol.get("kind").and_then(|k| k.as_str()) == Some("paper")
+        self.protocol.kind.whole_epochs()
     }
 }
 

@@ -32,7 +32,8 @@
 
 use colloc_plan::{GpuTarget, PlannedJob, PlannedWorkload};
 use colloc_trace::events::{EndReason, ErrorKind, Event, EventBody, PROTOCOL_VERSION};
-use colloc_trace::jobfile::{JobFile, JobProtocol};
+use colloc_trace::jobfile::JobFile;
+use colloc_trace::protocol::ProtocolKind;
 use colloc_trace::Mode;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
@@ -296,7 +297,7 @@ impl Sim<'_> {
         self.warm_up(w, setup, rate);
         self.wait_for_release(w)?;
         let (step, images, total_seconds) = match job.protocol {
-            JobProtocol::Quick {
+            ProtocolKind::Window {
                 window_seconds,
                 min_iterations,
                 sample_every,
@@ -307,19 +308,15 @@ impl Sim<'_> {
                 w,
                 rate,
                 window_seconds,
-                min_iterations.max(1) as u64,
+                min_iterations.unwrap_or(0).max(1) as u64,
                 sample_every.max(1) as u64,
                 precision_target.zip(max_window_seconds),
             )?,
-            JobProtocol::Paper { .. } => self.train(w, rate)?,
+            ProtocolKind::Epochs { .. } => self.train(w, rate)?,
         };
         w.emit(EventBody::WindowEnd { step, images, seconds: total_seconds });
         memory_event(w, p.memory_bytes);
-        let reason = if matches!(job.protocol, JobProtocol::Paper { .. }) {
-            EndReason::Completed
-        } else {
-            EndReason::WindowDone
-        };
+        let reason = if job.protocol.whole_epochs() { EndReason::Completed } else { EndReason::WindowDone };
         eprintln!("fake-job {}: {images} images in {total_seconds:.1} simulated s", job.job);
         w.emit(EventBody::End { reason, exit_code: EXIT_OK });
         Ok(EXIT_OK)
@@ -360,8 +357,8 @@ impl Sim<'_> {
     fn warm_up(&self, w: &mut Writer, setup: f64, rate: f64) {
         let step_time = self.job.batch_size.max(1) as f64 / rate;
         let warmup_steps = match self.job.protocol {
-            JobProtocol::Quick { warmup_steps, .. } => warmup_steps as u64,
-            JobProtocol::Paper { .. } => 0,
+            ProtocolKind::Window { warmup_steps, .. } => warmup_steps as u64,
+            ProtocolKind::Epochs { .. } => 0,
         };
         let warmup = 1.5 + warmup_steps as f64 * step_time * 1.3;
         self.sleep(warmup);
@@ -488,15 +485,11 @@ impl Sim<'_> {
         let (job, p) = (self.job, self.p);
         let batch = job.batch_size.max(1) as u64;
         let step_time = batch as f64 / rate;
-        let sample_every = match job.protocol {
-            JobProtocol::Quick { sample_every, .. } | JobProtocol::Paper { sample_every, .. } => {
-                sample_every.max(1) as u64
-            }
-        };
+        let sample_every = job.protocol.sample_every().max(1) as u64;
         let per_epoch = ((job.data.train_count as f64 * job.data.fraction) / batch as f64).floor().max(1.0) as u64;
         let (paper_epochs, window) = match job.protocol {
-            JobProtocol::Paper { epochs, .. } => (Some(epochs.max(1)), f64::INFINITY),
-            JobProtocol::Quick { window_seconds, .. } => (None, window_seconds),
+            ProtocolKind::Epochs { epochs, .. } => (Some(epochs.max(1)), f64::INFINITY),
+            ProtocolKind::Window { window_seconds, .. } => (None, window_seconds),
         };
         let mut t = Counts::default();
         let mut loss;

@@ -1,9 +1,7 @@
 //! Plans, options and trace readers shared by the runner's tests.
 #![allow(dead_code)]
 
-use colloc_plan::{
-    JobData, MpsLimits, Plan, PlannedJob, PlannedWorkload, ProtocolKind, ProtocolPlan, Totals, Training,
-};
+use colloc_plan::{JobData, MpsLimits, Plan, PlannedJob, PlannedWorkload, ProtocolKind, RunProtocol, Totals, Training};
 use colloc_runner::{ProgressMode, RunOptions, SimOptions};
 use colloc_trace::events::{Event, EventBody};
 use colloc_trace::jobfile::DataSource;
@@ -108,13 +106,13 @@ pub fn plan(workloads: Vec<PlannedWorkload>) -> Plan {
         plan_version: 1,
         campaign: Some("test".into()),
         gpu: h200_plan().gpu.clone(),
-        protocol: ProtocolPlan {
+        protocol: RunProtocol {
             name: "quick".into(),
-            kind: ProtocolKind::Quick {
+            kind: ProtocolKind::Window {
                 warmup_steps: 10,
                 window_seconds: 20.0,
                 sample_every: 10,
-                min_iterations: 20,
+                min_iterations: Some(20),
                 precision_target: None,
                 max_window_seconds: None,
             },
@@ -139,7 +137,7 @@ pub fn plan(workloads: Vec<PlannedWorkload>) -> Plan {
 /// `max_window_seconds`.
 pub fn precise_plan(workloads: Vec<PlannedWorkload>, target: f64, max_window: f64) -> Plan {
     let mut p = plan(workloads);
-    if let ProtocolKind::Quick { precision_target, max_window_seconds, .. } = &mut p.protocol.kind {
+    if let ProtocolKind::Window { precision_target, max_window_seconds, .. } = &mut p.protocol.kind {
         (*precision_target, *max_window_seconds) = (Some(target), Some(max_window));
     }
     p.protocol.name = "precise".into();
