@@ -82,7 +82,8 @@ td,th{overflow-wrap:break-word}table.wide td,table.wide th{overflow-wrap:anywher
 dl.glossary dt{font-weight:bold;margin-top:.4em}dl.glossary dd{margin-left:1.5em}\
 @page{size:A4 landscape;margin:12mm}\
 @media print{body{max-width:none;margin:0;font-size:10pt}.scroll{overflow:visible}table{width:100%;font-size:7.5pt}\
-th,td{padding:.15em .3em}nav,script{display:none}figure,tr,details{break-inside:avoid}h2{break-before:auto}}";
+th,td{padding:.15em .3em}nav,script{display:none}figure,tr,details{break-inside:avoid}h2{break-before:auto}\
+figure img{width:auto;max-width:100%;max-height:150mm;display:block;margin:0 auto}}";
 
 /// Tables with at least this many columns are `wide`: their cells may break words.
 const WIDE_COLUMNS: usize = 14;
