@@ -10,4 +10,7 @@ pub mod model;
 pub mod perf;
 
 pub use expand::{plan_all, plan_campaign, plan_project_campaign};
-pub use model::*;
+pub use model::{
+    DataSource, GpuTarget, Interleave, JobData, MigSlice, MixClass, MpsLimits, Plan, PlannedJob, PlannedWorkload,
+    ProtocolKind, RadtRef, RunProtocol, Totals, Training, WorkloadForm,
+};

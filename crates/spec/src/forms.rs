@@ -355,7 +355,7 @@ impl Cx<'_> {
 
 /// The id a listed workload gets when none is written: the same as a matrix would give
 /// for identical jobs, else the jobs' models joined.
-pub fn default_id(exp: u32, mode: Mode, jobs: &[Job]) -> String {
+pub(crate) fn default_id(exp: u32, mode: Mode, jobs: &[Job]) -> String {
     let first = &jobs[0];
     let same = jobs.iter().all(|j| {
         j.model == first.model
@@ -383,7 +383,7 @@ fn label_of(jobs: &[Job]) -> String {
 }
 
 /// `1g`..`7g`, or a profile name like `1g.5gb`, `1g.18gb+me`.
-pub fn is_profile_spelling(s: &str) -> bool {
+pub(crate) fn is_profile_spelling(s: &str) -> bool {
     let b = s.as_bytes();
     if b.len() < 2 || !(b'1'..=b'7').contains(&b[0]) || b[1] != b'g' {
         return false;
@@ -398,7 +398,7 @@ pub fn is_profile_spelling(s: &str) -> bool {
 }
 
 /// A job's own settings over the defaults, field by field.
-pub fn merge_training(base: &TrainingDecl, own: Option<&TrainingDecl>) -> TrainingDecl {
+pub(crate) fn merge_training(base: &TrainingDecl, own: Option<&TrainingDecl>) -> TrainingDecl {
     let Some(o) = own else { return base.clone() };
     TrainingDecl {
         lr: o.lr.or(base.lr),

@@ -25,9 +25,8 @@ pub mod written;
 
 pub use artifact::{Artifact, CampaignDecl};
 pub use diag::{parse_yaml, Diagnostic, Diagnostics};
-pub use forms::{default_id, is_profile_spelling, merge_training};
 pub use gpu::{GpuTable, MigProfile};
-pub use load::{check_gpu_file, load_gpus, load_project, load_project_with, shown, yaml_files, Project};
+pub use load::{load_gpus, load_project, load_project_with, shown, Project};
 pub use resolve::resolve_spec;
 pub use resolved::{Dataset, Protocol, ProtocolKind, Spec, Workload};
 

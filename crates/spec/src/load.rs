@@ -22,7 +22,7 @@ pub struct Project {
 }
 
 /// YAML files directly in a directory, sorted.
-pub fn yaml_files(dir: &Path) -> Result<Vec<PathBuf>, Diagnostic> {
+pub(crate) fn yaml_files(dir: &Path) -> Result<Vec<PathBuf>, Diagnostic> {
     let rd = std::fs::read_dir(dir).map_err(|e| Diagnostic::file(dir, format!("cannot read directory: {e}")))?;
     let mut v: Vec<PathBuf> = rd
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -157,7 +157,7 @@ pub(crate) fn check_gpu(file: &Path, g: &GpuTable) -> Option<Diagnostic> {
 }
 
 /// Checks a single GPU table file.
-pub fn check_gpu_file(root: &Path, p: &Path) -> Result<GpuTable, Diagnostic> {
+pub(crate) fn check_gpu_file(root: &Path, p: &Path) -> Result<GpuTable, Diagnostic> {
     let (f, t) = read(root, p)?;
     let g = parse_yaml::<GpuTable>(&f, &t)?;
     match check_gpu(&f, &g) {
