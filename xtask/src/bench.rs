@@ -1,7 +1,9 @@
 //! `cargo xtask bench [--quick]`: measured figures, each beside a baseline measured in the
 //! same run, with the ratio: verification of a campaign against `sha256sum -c` of the same
-//! files (the floor: every byte must be read and hashed once), and the whole verify + analyse
-//! of scaled copies of the campaign against the same floor (time, ms per run, peak memory).
+//! files (the floor: every byte must be read and hashed once), the whole verify + analyse
+//! of scaled copies of the campaign against the same floor (time, ms per run, peak memory),
+//! and, on generated campaigns, ours against its peers (pandas, DuckDB and polars scripts that
+//! compute the same aggregates from the same files, `crate::scale`), all held to agree to 1e-9.
 
 use anyhow::{ensure, Context, Result};
 use std::path::{Path, PathBuf};
@@ -172,13 +174,26 @@ fn peak_kb() -> u64 {
         .unwrap_or(0)
 }
 
-/// One run of the child on `dir`: (runs, analyse s, render s, peak kB).
-fn child_once(dir: &Path, campaign: &str) -> Result<(usize, f64, f64, u64)> {
+/// What one run of the analysis child printed.
+struct ChildRun {
+    runs: usize,
+    /// Verify + analyse (`colloc_analysis::analyse`), seconds.
+    analyse: f64,
+    /// Claims + render in memory, seconds.
+    render: f64,
+    /// The child's peak resident memory, kB.
+    peak_kb: u64,
+    /// The same once analysed, before the claims and the render.
+    analysed_peak_kb: u64,
+}
+
+/// One run of the child on `dir`, with the plan of `campaign`.
+fn child_once(dir: &Path, campaign: &str) -> Result<ChildRun> {
     child(dir, Some(campaign), None)
 }
 
 /// The child on `dir`, with the plan of `campaign` when given, dumping its values to `dump`.
-fn child(dir: &Path, campaign: Option<&str>, dump: Option<&Path>) -> Result<(usize, f64, f64, u64)> {
+fn child(dir: &Path, campaign: Option<&str>, dump: Option<&Path>) -> Result<ChildRun> {
     let exe = std::env::current_exe().context("cannot find the xtask binary")?;
     let mut cmd = Command::new(exe);
     cmd.arg("--root").arg(crate::project_root()?).arg("bench-analyse-child");
@@ -196,7 +211,13 @@ fn child(dir: &Path, campaign: Option<&str>, dump: Option<&Path>) -> Result<(usi
         String::from_utf8_lossy(&out.stderr).trim()
     );
     let get = crate::scale::figures_line(&out.stdout, "the child");
-    Ok((get("runs")? as usize, get("analyse_s")?, get("render_s")?, get("peak_kb")? as u64))
+    Ok(ChildRun {
+        runs: get("runs")? as usize,
+        analyse: get("analyse_s")?,
+        render: get("render_s")?,
+        peak_kb: get("peak_kb")? as u64,
+        analysed_peak_kb: get("analysed_peak_kb")? as u64,
+    })
 }
 
 /// Figures of the analysis of one campaign size.
@@ -223,11 +244,11 @@ fn analysis_at(copies: usize, dir: &Path, campaign: &str, reps: usize) -> Result
     };
     Ok(Scale {
         copies,
-        runs: runs[0].0,
+        runs: runs[0].runs,
         sha,
-        analyse: median(runs.iter().map(|r| r.1).collect()),
-        render: median(runs.iter().map(|r| r.2).collect()),
-        peak_kb: runs.iter().map(|r| r.3).max().unwrap_or(0),
+        analyse: median(runs.iter().map(|r| r.analyse).collect()),
+        render: median(runs.iter().map(|r| r.render).collect()),
+        peak_kb: runs.iter().map(|r| r.peak_kb).max().unwrap_or(0),
     })
 }
 
@@ -274,113 +295,202 @@ fn analysis_section(name: &str, sizes: &[(usize, PathBuf)], reps: usize) -> Resu
     Ok(())
 }
 
+/// One peer's figures on one generated campaign, and how its values compare with ours.
+struct PeerFigures {
+    peer: &'static crate::scale::Peer,
+    run: crate::scale::PeerRun,
+    agree: crate::scale::Agreement,
+    dump: serde_json::Value,
+}
+
+/// Every engine's figures on one generated campaign.
+struct SizeFigures {
+    g: crate::scale::Generated,
+    files: usize,
+    bytes: u64,
+    sha: f64,
+    /// `colloc_trace::manifest::verify` alone (what `analyse` calls first), in this process.
+    verify: f64,
+    /// Wall time around our child process (verify + analyse + claims + render, start included).
+    ours_wall: f64,
+    ours: ChildRun,
+    peers: Vec<PeerFigures>,
+}
+
+impl SizeFigures {
+    /// Ours without the verification that the peers do not do.
+    fn analyse_alone(&self) -> f64 {
+        (self.ours.analyse - self.verify).max(0.0)
+    }
+}
+
+fn read_json(f: &Path) -> Result<serde_json::Value> {
+    Ok(serde_json::from_slice(&std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?)?)
+}
+
+/// Generates a campaign of `n` samples and measures, one after another on a warm page cache,
+/// `sha256sum -c`, our verification alone, our child, then every available peer; each peer's
+/// values must agree with ours to 1e-9.
+fn measure_size(root: &Path, n: f64, scratch: &Path, peers: &[&'static crate::scale::Peer]) -> Result<SizeFigures> {
+    let g = crate::scale::generate(root, n, scratch)?;
+    let (files, bytes) = size_of(&g.dir)?;
+    let sha = median_seconds(1, || sha256sum_check(&g.dir))?;
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let verify = median_seconds(1, || ours(&g.dir, cores))?;
+    let ours_json = g.dir.with_extension("ours.json");
+    let t = Instant::now();
+    let ours_run = child(&g.dir, None, Some(&ours_json))?;
+    let ours_wall = t.elapsed().as_secs_f64();
+    let ours_dump = read_json(&ours_json)?;
+    let mut done = Vec::new();
+    for &peer in peers {
+        let out = g.dir.with_extension(format!("{}.json", peer.name));
+        let run = peer.run(root, &g.dir, &out)?;
+        ensure!(run.runs > 0, "the {} script found no ok run", peer.name);
+        let dump = read_json(&out)?;
+        let agree = crate::scale::agreement(&ours_dump, &dump, peer.name)
+            .with_context(|| format!("ours and {}'s values differ in shape", peer.name))?;
+        ensure!(agree.max_rel <= 1e-9, "ours and {} differ by {:.3e}: {}", peer.name, agree.max_rel, agree.worst);
+        done.push(PeerFigures { peer, run, agree, dump });
+    }
+    Ok(SizeFigures { g, files, bytes, sha, verify, ours_wall, ours: ours_run, peers: done })
+}
+
+/// The largest relative difference between any two peers (each agrees with ours already);
+/// fails above 1e-9.
+fn peers_agree(peers: &[PeerFigures]) -> Result<Option<(f64, String)>> {
+    let mut worst: Option<(f64, String)> = None;
+    for (i, a) in peers.iter().enumerate() {
+        for b in &peers[i + 1..] {
+            let d = crate::scale::agreement_between(&a.dump, a.peer.name, &b.dump, b.peer.name)?;
+            ensure!(d.max_rel <= 1e-9, "{} and {} differ by {:.3e}: {}", a.peer.name, b.peer.name, d.max_rel, d.worst);
+            if worst.as_ref().is_none_or(|w| d.max_rel > w.0) {
+                worst = Some((d.max_rel, format!("{} and {}{}", a.peer.name, b.peer.name, at(&d))));
+            }
+        }
+    }
+    Ok(worst)
+}
+
+/// ` (where)` of an agreement's largest difference, when there is one.
+fn at(a: &crate::scale::Agreement) -> String {
+    if a.max_rel > 0.0 {
+        format!(" ({})", a.worst)
+    } else {
+        String::new()
+    }
+}
+
+fn print_size(f: &SizeFigures) -> Result<()> {
+    let g = &f.g;
+    println!(
+        "  {:.0e} samples: {} ok runs, window {} s, {} files, {:.0} MB, {} telemetry rows; generated in {:.1} s; \
+         sha256sum -c {:.3} s",
+        g.samples as f64,
+        g.ok_runs,
+        g.window_seconds,
+        f.files,
+        f.bytes as f64 / 1e6,
+        g.samples,
+        g.seconds,
+        f.sha
+    );
+    println!(
+        "    {:<26} {:>9} {:>8} {:>11} {:>11} {:>11} {:>9}  agreement with ours",
+        "engine", "time", "peak MB", "÷ours whole", "÷ours v+a", "÷ours a", "peak÷ours"
+    );
+    let mb = |kb: u64| kb as f64 / 1024.0;
+    let (whole, va, alone) = (f.ours_wall, f.ours.analyse, f.analyse_alone());
+    println!(
+        "    {:<26} {:>7.3} s {:>8.0}   (verify + analyse + claims + render, process start included; {} runs; {:.2}× sha256sum)",
+        "ours, whole child",
+        whole,
+        mb(f.ours.peak_kb),
+        f.ours.runs,
+        whole / f.sha
+    );
+    println!(
+        "    {:<26} {:>7.3} s {:>8.0}   (peak once analysed)",
+        "ours, verify + analyse",
+        va,
+        mb(f.ours.analysed_peak_kb)
+    );
+    println!(
+        "    {:<26} {:>7.3} s {:>8}   (less the verification, {:.3} s, timed apart in this process)",
+        "ours, analyse alone", alone, "—", f.verify
+    );
+    for p in &f.peers {
+        println!(
+            "    {:<26} {:>7.3} s {:>8.0} {:>10.2}× {:>10.2}× {:>10.2}× {:>9.2}  {} values, largest relative difference {:.1e}{}",
+            format!("{} (script {:.3} s)", p.peer.name, p.run.own),
+            p.run.wall,
+            mb(p.run.peak_kb),
+            p.run.wall / whole,
+            p.run.wall / va,
+            p.run.wall / alone,
+            p.run.peak_kb as f64 / f.ours.peak_kb as f64,
+            p.agree.values,
+            p.agree.max_rel,
+            at(&p.agree)
+        );
+    }
+    if let Some((rel, which)) = peers_agree(&f.peers)? {
+        let ours_worst = f.peers.iter().map(|p| p.agree.max_rel).fold(0.0, f64::max);
+        println!(
+            "    all {} engines agree to 1e-9: largest relative difference {:.1e} with ours, {rel:.1e} between peers ({which})",
+            f.peers.len() + 1,
+            ours_worst
+        );
+    }
+    Ok(())
+}
+
 /// Generated campaigns of `samples` telemetry rows each: time and peak memory of our verify +
-/// analyse + render (child process) and of the pandas script on the same files, beside
-/// `sha256sum -c`, and the check that both computed the same numbers.
+/// analyse + render (child process) and of each peer's script on the same files, beside
+/// `sha256sum -c`, and the check that every engine computed the same numbers.
 fn generated_section(root: &Path, sizes: &[f64], scratch: &Path, keep: bool) -> Result<()> {
-    let pandas = crate::scale::pandas_available();
     println!(
         "generated campaigns (the whole h200-quick plan, {} repetitions, protocol 2, telemetry and process samples at {} Hz): \
-         ours = verify + analyse + claims + render in memory (child process); pandas = benchmarks/pandas_analysis.py \
-         (the same per-run and per-workload aggregates); one run each, warm page cache",
+         ours = verify + analyse + claims + render in memory (child process); the peers compute the same per-run and \
+         per-workload aggregates from the same files (pandas: benchmarks/pandas_analysis.py; duckdb: SQL over the raw \
+         files, benchmarks/duckdb_analysis.py; polars: lazy API, benchmarks/polars_analysis.py), each in a python3 child \
+         process (time: its wall time, interpreter start and imports included; peak: its ru_maxrss); ÷ours: the peer's \
+         time over ours (above 1: ours is faster), whole, verify + analyse (v+a), analyse alone (a); one run each, warm \
+         page cache",
         2,
         crate::scale::SAMPLE_HZ
     );
-    if let Err(why) = &pandas {
-        println!("  pandas: not measured: {why}");
+    let mut peers = Vec::new();
+    for p in &crate::scale::PEERS {
+        match p.available() {
+            Ok(()) => peers.push(p),
+            Err(line) => println!("  {line}"),
+        }
     }
-    println!(
-        "  {:>8} {:>5} {:>7} {:>7} {:>9} {:>9} {:>10} {:>8} {:>10} {:>8} {:>8} {:>10}",
-        "samples",
-        "runs",
-        "window",
-        "MB",
-        "generate",
-        "sha256sum",
-        "ours",
-        "peak MB",
-        "pandas",
-        "peak MB",
-        "speed-up",
-        "ours/sha"
-    );
-    let mut prev: Option<(u64, f64, f64)> = None;
+    let mut prev: Option<SizeFigures> = None;
     for &n in sizes {
-        let g = crate::scale::generate(root, n, scratch)?;
-        let (files, bytes) = size_of(&g.dir)?;
-        let sha = median_seconds(1, || sha256sum_check(&g.dir))?;
-        let ours_json = g.dir.with_extension("ours.json");
-        let t = Instant::now();
-        let (runs, _, _, peak) = child(&g.dir, None, Some(&ours_json))?;
-        let ours = t.elapsed().as_secs_f64();
-        let (pandas_cell, pandas_peak, speedup, agree) = match &pandas {
-            Ok(()) => {
-                let theirs_json = g.dir.with_extension("pandas.json");
-                let p = crate::scale::pandas(root, &g.dir, &theirs_json)?;
-                let read = |f: &Path| -> Result<serde_json::Value> {
-                    Ok(serde_json::from_slice(
-                        &std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?,
-                    )?)
-                };
-                let a = crate::scale::agreement(&read(&ours_json)?, &read(&theirs_json)?)
-                    .context("ours and pandas' values differ in shape")?;
-                ensure!(p.runs > 0, "the pandas script found no ok run");
-                (
-                    format!("{:.3} s", p.wall),
-                    format!("{:.0}", p.peak_kb as f64 / 1024.0),
-                    format!("{:.1}×", p.wall / ours),
-                    Some(a),
-                )
-            }
-            Err(_) => ("—".into(), "—".into(), "—".into(), None),
-        };
-        println!(
-            "  {:>8.0e} {:>5} {:>6}s {:>7.0} {:>7.1} s {:>7.3} s {:>8.3} s {:>8.0} {:>10} {:>8} {:>8} {:>9.1}×",
-            g.samples as f64,
-            runs,
-            g.window_seconds,
-            bytes as f64 / 1e6,
-            g.seconds,
-            sha,
-            ours,
-            peak as f64 / 1024.0,
-            pandas_cell,
-            pandas_peak,
-            speedup,
-            ours / sha
-        );
-        println!(
-            "           {} ok runs, {files} files, {} telemetry rows{}",
-            g.ok_runs,
-            g.samples,
-            match &agree {
-                Some(a) => format!(
-                    "; ours and pandas agree on {} values, largest relative difference {:.1e}{}",
-                    a.values,
-                    a.max_rel,
-                    if a.max_rel > 0.0 { format!(" ({})", a.worst) } else { String::new() }
-                ),
-                None => String::new(),
-            }
-        );
-        if let Some(a) = &agree {
-            ensure!(a.max_rel <= 1e-9, "ours and pandas differ by {:.3e}: {}", a.max_rel, a.worst);
-        }
-        if let Some((s0, o0, sh0)) = prev {
-            println!(
-                "           growth: samples ×{:.1}, ours ×{:.2}, sha256sum ×{:.2}",
-                g.samples as f64 / s0 as f64,
-                ours / o0,
-                sha / sh0
+        let f = measure_size(root, n, scratch, &peers)?;
+        print_size(&f)?;
+        if let Some(p) = &prev {
+            let mut line = format!(
+                "    growth: samples ×{:.1}, sha256sum ×{:.2}, ours (whole) ×{:.2}, ours (analyse alone) ×{:.2}",
+                f.g.samples as f64 / p.g.samples as f64,
+                f.sha / p.sha,
+                f.ours_wall / p.ours_wall,
+                f.analyse_alone() / p.analyse_alone()
             );
+            for (a, b) in p.peers.iter().zip(&f.peers) {
+                line += &format!(", {} ×{:.2}", b.peer.name, b.run.wall / a.run.wall);
+            }
+            println!("{line}");
         }
-        prev = Some((g.samples, ours, sha));
         if keep {
-            println!("           kept in {}", g.dir.display());
+            println!("    kept in {}", f.g.dir.display());
         } else {
-            std::fs::remove_dir_all(g.dir.parent().unwrap_or(&g.dir))
-                .with_context(|| format!("cannot remove {}", g.dir.display()))?;
+            std::fs::remove_dir_all(f.g.dir.parent().unwrap_or(&f.g.dir))
+                .with_context(|| format!("cannot remove {}", f.g.dir.display()))?;
         }
+        prev = Some(f);
     }
     Ok(())
 }

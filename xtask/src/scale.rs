@@ -1,9 +1,9 @@
 //! Generated campaigns for `cargo xtask bench`: the fixture writer of `colloc_analysis::testkit`
 //! (the real planner's whole `h200-quick` plan, protocol 2, per-iteration records,
 //! telemetry and process samples at 10 Hz) with its windows stretched until the campaign holds
-//! a given number of whole-GPU telemetry samples; the pandas script that computes the same
-//! aggregates from the same files (`benchmarks/pandas_analysis.py`); and the check that both
-//! give the same numbers.
+//! a given number of whole-GPU telemetry samples; the peers, scripts that compute the same
+//! aggregates from the same files with pandas, DuckDB and polars (`benchmarks/*_analysis.py`);
+//! and the check that every engine gives the same numbers.
 
 use anyhow::{bail, ensure, Context, Result};
 use colloc_analysis::testkit::{self, FixtureOptions};
@@ -65,44 +65,73 @@ pub fn generate(project: &Path, samples: f64, into: &Path) -> Result<Generated> 
     })
 }
 
-/// What the pandas script printed: its runs, peak resident kB and seconds, and the wall
-/// time around it (interpreter start and imports included).
-pub struct PandasRun {
+/// A peer: a Python script beside ours that computes the same per-run and per-workload
+/// aggregates from the same files, in another engine.
+pub struct Peer {
+    /// Its name in the bench's output.
+    pub name: &'static str,
+    /// The script, relative to the project root.
+    pub script: &'static str,
+    /// The modules it imports (checked before it is run).
+    pub modules: &'static str,
+}
+
+/// The peers, in the order the bench prints them: pandas, DuckDB (SQL over the raw files),
+/// polars' lazy API; each pinned in `benchmarks/requirements.txt`.
+pub static PEERS: [Peer; 3] = [
+    Peer { name: "pandas", script: "benchmarks/pandas_analysis.py", modules: "pandas, numpy" },
+    Peer { name: "duckdb", script: "benchmarks/duckdb_analysis.py", modules: "duckdb" },
+    Peer { name: "polars", script: "benchmarks/polars_analysis.py", modules: "polars" },
+];
+
+/// What a peer's script printed: its runs, peak resident kB (`ru_maxrss`) and its own seconds
+/// (after its imports), and the wall time around it (interpreter start and imports included).
+pub struct PeerRun {
     pub runs: usize,
     pub peak_kb: u64,
+    pub own: f64,
     pub wall: f64,
 }
 
-/// Whether `python3` can import pandas and numpy; the reason when not.
-pub fn pandas_available() -> Result<(), String> {
-    match Command::new("python3").args(["-c", "import pandas, numpy"]).output() {
-        Ok(o) if o.status.success() => Ok(()),
-        Ok(o) => Err(format!(
-            "python3 cannot import pandas: {}",
-            String::from_utf8_lossy(&o.stderr).lines().last().unwrap_or("").trim()
-        )),
-        Err(e) => Err(format!("cannot run python3: {e}")),
+impl Peer {
+    /// Whether `python3` can import the peer's modules; the one line that says why not.
+    pub fn available(&self) -> Result<(), String> {
+        match Command::new("python3").args(["-c", &format!("import {}", self.modules)]).output() {
+            Ok(o) if o.status.success() => Ok(()),
+            Ok(o) => {
+                let err = String::from_utf8_lossy(&o.stderr);
+                let last = err.lines().last().unwrap_or("").trim();
+                if last.starts_with("ModuleNotFoundError") || last.starts_with("ImportError") {
+                    Err(format!("{}: not installed (pip install -r benchmarks/requirements.txt); skipped", self.name))
+                } else {
+                    Err(format!("{}: python3 cannot import {}: {last}; skipped", self.name, self.modules))
+                }
+            }
+            Err(e) => Err(format!("{}: cannot run python3: {e}; skipped", self.name)),
+        }
     }
-}
 
-/// Runs `benchmarks/pandas_analysis.py DIR OUT`.
-pub fn pandas(root: &Path, dir: &Path, out: &Path) -> Result<PandasRun> {
-    let t = Instant::now();
-    let o = Command::new("python3")
-        .arg(root.join("benchmarks/pandas_analysis.py"))
-        .arg(dir)
-        .arg(out)
-        .output()
-        .context("cannot run python3")?;
-    let wall = t.elapsed().as_secs_f64();
-    ensure!(
-        o.status.success(),
-        "the pandas script failed on {}: {}",
-        dir.display(),
-        String::from_utf8_lossy(&o.stderr).trim()
-    );
-    let get = figures_line(&o.stdout, "the pandas script");
-    Ok(PandasRun { runs: get("runs")? as usize, peak_kb: get("peak_kb")? as u64, wall })
+    /// Runs `python3 SCRIPT DIR OUT` in a child process.
+    pub fn run(&self, root: &Path, dir: &Path, out: &Path) -> Result<PeerRun> {
+        let t = Instant::now();
+        let o = Command::new("python3")
+            .arg(root.join(self.script))
+            .arg(dir)
+            .arg(out)
+            .output()
+            .context("cannot run python3")?;
+        let wall = t.elapsed().as_secs_f64();
+        ensure!(
+            o.status.success(),
+            "the {} script failed on {}: {}",
+            self.name,
+            dir.display(),
+            String::from_utf8_lossy(&o.stderr).trim()
+        );
+        let who = format!("the {} script", self.name);
+        let get = figures_line(&o.stdout, &who);
+        Ok(PeerRun { runs: get("runs")? as usize, peak_kb: get("peak_kb")? as u64, own: get("seconds")?, wall })
+    }
 }
 
 /// The figures of a child's last output line (`key=value` words), by key; `who` names the
@@ -117,8 +146,8 @@ pub fn figures_line<'a>(stdout: &[u8], who: &'a str) -> impl Fn(&str) -> Result<
     }
 }
 
-/// The values both sides compute, per ok run and per workload, as JSON in the shape the
-/// pandas script writes.
+/// The values every engine computes, per ok run and per workload, as JSON in the shape the
+/// peers' scripts write.
 pub fn dump(results: &colloc_analysis::Results) -> Result<Value> {
     let mut runs = Map::new();
     for r in results.runs.iter().filter(|r| r.status == colloc_trace::meta::RunStatus::Ok && !r.superseded) {
@@ -160,15 +189,21 @@ pub struct Agreement {
     pub worst: String,
 }
 
-/// Compares every number of `ours` with the same place in `theirs`: both must have the same
-/// runs and workloads, and the same places null.
-pub fn agreement(ours: &Value, theirs: &Value) -> Result<Agreement> {
+/// Compares every number of `ours` with the same place in `theirs` (the dump of the engine
+/// named `who`): both must have the same runs and workloads, and the same places null.
+pub fn agreement(ours: &Value, theirs: &Value, who: &str) -> Result<Agreement> {
+    agreement_between(ours, "ours", theirs, who)
+}
+
+/// [`agreement`] of the dumps of any two engines, named in its messages.
+pub fn agreement_between(x: &Value, x_name: &str, y: &Value, y_name: &str) -> Result<Agreement> {
     let mut a = Agreement { values: 0, max_rel: 0.0, worst: String::new() };
-    walk(ours, theirs, String::new(), &mut a)?;
+    walk(x, y, String::new(), (x_name, y_name), &mut a)?;
     Ok(a)
 }
 
-fn walk(ours: &Value, theirs: &Value, at: String, a: &mut Agreement) -> Result<()> {
+fn walk(ours: &Value, theirs: &Value, at: String, names: (&str, &str), a: &mut Agreement) -> Result<()> {
+    let (me, who) = names;
     match (ours, theirs) {
         (Value::Object(x), Value::Object(y)) => {
             let (mut kx, mut ky): (Vec<_>, Vec<_>) = (x.keys().collect(), y.keys().collect());
@@ -177,16 +212,16 @@ fn walk(ours: &Value, theirs: &Value, at: String, a: &mut Agreement) -> Result<(
             if kx != ky {
                 let only_ours: Vec<_> = kx.iter().filter(|k| !y.contains_key(**k)).take(3).collect();
                 let only_theirs: Vec<_> = ky.iter().filter(|k| !x.contains_key(**k)).take(3).collect();
-                bail!("{at}: keys differ (only ours: {only_ours:?}, only pandas': {only_theirs:?})");
+                bail!("{at}: keys differ (only {me}'s: {only_ours:?}, only {who}'s: {only_theirs:?})");
             }
             for (k, v) in x {
-                walk(v, &y[k], format!("{at}/{k}"), a)?;
+                walk(v, &y[k], format!("{at}/{k}"), names, a)?;
             }
         }
         (Value::Array(x), Value::Array(y)) => {
-            ensure!(x.len() == y.len(), "{at}: {} values against pandas' {}", x.len(), y.len());
+            ensure!(x.len() == y.len(), "{at}: {me}'s {} values against {who}'s {}", x.len(), y.len());
             for (i, (v, w)) in x.iter().zip(y).enumerate() {
-                walk(v, w, format!("{at}/{i}"), a)?;
+                walk(v, w, format!("{at}/{i}"), names, a)?;
             }
         }
         (Value::Null, Value::Null) => {}
@@ -196,10 +231,10 @@ fn walk(ours: &Value, theirs: &Value, at: String, a: &mut Agreement) -> Result<(
             a.values += 1;
             if rel.is_nan() || rel > a.max_rel {
                 a.max_rel = rel;
-                a.worst = format!("{at}: ours {x}, pandas {y}");
+                a.worst = format!("{at}: {me} {x}, {who} {y}");
             }
         }
-        _ => bail!("{at}: ours {ours}, pandas {theirs}"),
+        _ => bail!("{at}: {me} {ours}, {who} {theirs}"),
     }
     Ok(())
 }
@@ -212,18 +247,35 @@ mod tests {
     fn agreement_finds_the_largest_difference_and_refuses_other_shapes() {
         let ours = json!({"runs": {"a.r1": {"x": 100.0, "jobs": [{"t": 2.0}], "n": null}}, "workloads": {}});
         let same = json!({"workloads": {}, "runs": {"a.r1": {"n": null, "jobs": [{"t": 2.0}], "x": 100.0}}});
-        let a = agreement(&ours, &same).unwrap();
+        let a = agreement(&ours, &same, "pandas").unwrap();
         assert_eq!((a.values, a.max_rel), (2, 0.0));
 
         let off = json!({"workloads": {}, "runs": {"a.r1": {"n": null, "jobs": [{"t": 2.2}], "x": 100.0}}});
-        let a = agreement(&ours, &off).unwrap();
+        let a = agreement(&ours, &off, "pandas").unwrap();
         assert!((a.max_rel - 0.2 / 2.2).abs() < 1e-12, "{}", a.max_rel);
         assert!(a.worst.starts_with("/runs/a.r1/jobs/0/t"), "{}", a.worst);
 
         let missing_run = json!({"workloads": {}, "runs": {}});
-        assert!(agreement(&ours, &missing_run).unwrap_err().to_string().contains("keys differ"));
+        assert!(agreement(&ours, &missing_run, "pandas").unwrap_err().to_string().contains("keys differ"));
         let null_here = json!({"workloads": {}, "runs": {"a.r1": {"n": 1.0, "jobs": [{"t": 2.0}], "x": 100.0}}});
-        assert!(agreement(&ours, &null_here).is_err());
+        assert!(agreement(&ours, &null_here, "pandas").is_err());
+    }
+
+    #[test]
+    fn a_peer_that_cannot_be_imported_is_skipped_in_one_line() {
+        let missing = Peer { name: "nothere", script: "benchmarks/nothere.py", modules: "colloc_no_such_module" };
+        match missing.available() {
+            // Without python3 at all the line says so instead.
+            Err(why) => assert!(
+                why == "nothere: not installed (pip install -r benchmarks/requirements.txt); skipped"
+                    || why.starts_with("nothere: cannot run python3"),
+                "{why}"
+            ),
+            Ok(()) => panic!("a module that does not exist was imported"),
+        }
+        for p in &PEERS {
+            assert!(crate::project_root().unwrap().join(p.script).is_file(), "{} is missing", p.script);
+        }
     }
 
     #[test]
