@@ -24,6 +24,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
+import datagen  # noqa: E402  (standard library only at import: numpy and Pillow load when a set is made)
+
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_ABORTED, EXIT_OOM = 0, 1, 2, 3, 4
 SLOW_DATA_SECONDS = 0.1
 CHUNK_SECONDS = 1.0  # protocol 2: an `iterations` event about every second
@@ -281,7 +283,6 @@ class Trainer:
             return train, val
 
         if data.source == "generated":
-            import datagen
             params = datagen.params_for_job(job)
             root = datagen.ensure(data.path, params, log=log)
             train_samples, class_to_idx = scan_split(os.path.join(root, "train"))
@@ -574,7 +575,6 @@ def is_oom(error):
 
 def classify(error):
     """(error kind, end reason, exit code, message) for an exception a job raised."""
-    import datagen
     message = str(error) or type(error).__name__
     if is_oom(error):
         return "oom", "oom", EXIT_OOM, message

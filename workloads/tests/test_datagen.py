@@ -7,6 +7,7 @@ from unittest import mock
 
 import datagen
 import jobspec
+import loadcost
 from workloads.tests.util import JOB, have, job, tempdir
 
 TINY = datagen.SetParams(name="tiny", image_size=8, format="png", train=12, val=5, classes=3, seed=7)
@@ -221,9 +222,9 @@ class CostTest(unittest.TestCase):
     def test_cost_is_written_beside_the_set(self):
         params = datagen.SetParams("tiny", 16, "png", 12, 0, 3, 1)
         root = datagen.ensure(tempdir(self), params, workers=1, log=quiet)
-        result = datagen.measure_cost(root, images=6, workers=1, batches=2, batch_size=4, model="resnet18",
+        result = loadcost.measure_cost(root, images=6, workers=1, batches=2, batch_size=4, model="resnet18",
                                       log=quiet)
-        with open(os.path.join(root, datagen.COST_FILE)) as f:
+        with open(os.path.join(root, loadcost.COST_FILE)) as f:
             self.assertEqual(json.load(f), result)
         for path in ("cuda_path", "cpu_path"):
             one = result["single_core"][path]
@@ -233,7 +234,7 @@ class CostTest(unittest.TestCase):
         self.assertGreater(result["loader"]["images_per_second"], 0)
         datagen.verify(root, params, full=True)  # the cost file is no part of the set
         with self.assertRaisesRegex(datagen.DatasetError, "fewer training images than one batch"):
-            datagen.measure_cost(root, images=2, workers=0, batches=1, batch_size=64, model="resnet18", log=quiet)
+            loadcost.measure_cost(root, images=2, workers=0, batches=1, batch_size=64, model="resnet18", log=quiet)
 
 
 if __name__ == "__main__":
