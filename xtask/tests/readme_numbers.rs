@@ -241,14 +241,21 @@ fn phrases_h200(r: &Results) -> Vec<String> {
         ratio_of(mps.1),
         ratio_of(mps.2)
     ));
+    out.extend(phrases_h200_repetitions(r));
+    out.extend(phrases_h200_synthetic(r));
+    out.extend(phrases_h200_files(r));
+    out
+}
 
+/// `h200`'s README on repetitions: the headline workloads' spread, two hosts' ratios, resnet26 alone.
+fn phrases_h200_repetitions(r: &Results) -> Vec<String> {
+    let mut out = Vec::new();
     let tp = |w: &WorkloadResult| w.stats.aggregate_throughput;
     let stp = |w: &WorkloadResult| w.stats.aggregate_ratio;
     let pct = |x: f64| format!("{:.1}%", 100.0 * x);
-    let of = |data: &'static str| move |w: &&WorkloadResult| w.data == data && ok(w);
 
     // Repetitions of the headline workloads, synthetic data.
-    let syn: Vec<&WorkloadResult> = r.workloads.iter().filter(|w| w.headline).filter(of("synthetic")).collect();
+    let syn: Vec<&WorkloadResult> = r.workloads.iter().filter(|w| w.headline).filter(of_data("synthetic")).collect();
     assert!(syn.iter().all(|w| w.stats.aggregate_throughput.unwrap().n >= 3), "three repetitions or more");
     let w = widest(&syn, tp);
     out.push(format!(
@@ -260,7 +267,7 @@ fn phrases_h200(r: &Results) -> Vec<String> {
     ));
     // Files: the collocated headline workloads' throughput; the ratios made on two hosts.
     let gen: Vec<&WorkloadResult> =
-        r.workloads.iter().filter(|w| w.headline && w.n_jobs() >= 2).filter(of("generated")).collect();
+        r.workloads.iter().filter(|w| w.headline && w.n_jobs() >= 2).filter(of_data("generated")).collect();
     let w = widest(&gen, tp);
     out.push(format!(
         "agree within {} in aggregate throughput ({} naive, {} img/s)",
@@ -271,13 +278,7 @@ fn phrases_h200(r: &Results) -> Vec<String> {
     let ratio = |id: &str| spread(workload(r, id).stats.aggregate_ratio, 2);
     out.push(format!("3 × resnet26 on the 2g stand-in {}×", ratio("e33-resnet26-cifar10-x3-mpslim2g@gen")));
     out.push(format!("7 × resnet26 under MPS {}×", ratio("e33-resnet26-cifar10-x7-mps@gen")));
-    let alone = |model: &str, batch: u32, data: &str| {
-        r.baselines
-            .iter()
-            .find(|b| b.model == model && b.batch_size == batch && b.data == data)
-            .unwrap_or_else(|| panic!("{model} b{batch} alone on {data}"))
-    };
-    let s26 = alone("resnet26", 128, "generated");
+    let s26 = alone(r, "resnet26", 128, "generated");
     out.push(format!(
         "{} img/s over its {} runs on {} hosts ({:.2}× between hosts)",
         spread(s26.stats.throughput, 0),
@@ -285,7 +286,12 @@ fn phrases_h200(r: &Results) -> Vec<String> {
         s26.host_count,
         s26.host_spread.expect("several hosts")
     ));
+    out
+}
 
+/// `h200`'s README on synthetic data: SM activity and the ratios by mode.
+fn phrases_h200_synthetic(r: &Results) -> Vec<String> {
+    let mut out = Vec::new();
     // Synthetic data.
     let b128: Vec<_> = r.baselines.iter().filter(|b| b.data == "synthetic" && b.batch_size == 128).collect();
     assert_eq!(b128.len(), 3);
@@ -302,7 +308,10 @@ fn phrases_h200(r: &Results) -> Vec<String> {
         homog("synthetic", Mode::Naive),
         homog("synthetic", Mode::MpsLimited)
     ));
-    out.push(format!("(SM activity {:.0}% alone)", median(alone("resnet152", 32, "synthetic").stats.sm_activity_pct)));
+    out.push(format!(
+        "(SM activity {:.0}% alone)",
+        median(alone(r, "resnet152", 32, "synthetic").stats.sm_activity_pct)
+    ));
     let mix = |mode: Mode| ratio_range(r, move |w| w.experiment == 37 && w.data == "synthetic" && w.mode == mode);
     out.push(format!(
         "{}× under MPS, {}× naive and {}× under the stand-ins (the mixes table)",
@@ -310,13 +319,21 @@ fn phrases_h200(r: &Results) -> Vec<String> {
         mix(Mode::Naive),
         mix(Mode::MpsLimited)
     ));
-    let med_ratio = |id: &str| format!("{:.2}×", median(workload(r, id).stats.aggregate_ratio));
-    out.push(format!("Seven resnet26 on the 1g stand-in give {}", med_ratio("e33-resnet26-cifar10-x7-mpslim1g@syn")));
+    out.push(format!(
+        "Seven resnet26 on the 1g stand-in give {}",
+        med_ratio(r, "e33-resnet26-cifar10-x7-mpslim1g@syn")
+    ));
+    out
+}
 
+/// `h200`'s README on file data: waiting for data, the host's cores, the ratios by mode.
+fn phrases_h200_files(r: &Results) -> Vec<String> {
+    let mut out = Vec::new();
+    let s26 = alone(r, "resnet26", 128, "generated");
     // Files.
     let waits = |b: &colloc_analysis::Baseline| format!("{:.0}%", 100.0 * median(b.stats.data_wait_share));
     let thr = |b: &colloc_analysis::Baseline| format!("{:.0}", median(b.stats.throughput));
-    let s26s = alone("resnet26", 128, "synthetic");
+    let s26s = alone(r, "resnet26", 128, "synthetic");
     out.push(format!(
         "One resnet26 waits for data {} of its time (4 workers, {:.1} host cores) and trains at {} img/s instead of {}",
         waits(s26),
@@ -324,7 +341,7 @@ fn phrases_h200(r: &Results) -> Vec<String> {
         thr(s26),
         thr(s26s)
     ));
-    let (m50, m50s) = (alone("resnet50", 128, "generated"), alone("resnet50", 128, "synthetic"));
+    let (m50, m50s) = (alone(r, "resnet50", 128, "generated"), alone(r, "resnet50", 128, "synthetic"));
     out.push(format!(
         "resnet50 on ImageNet-64-like PNGs waits {} ({} instead of {} img/s)",
         waits(m50),
@@ -335,21 +352,21 @@ fn phrases_h200(r: &Results) -> Vec<String> {
         .workloads
         .iter()
         .filter(|w| w.experiment == 33 && w.n_jobs() == 7 && w.jobs.iter().all(|j| j.model == "resnet26"))
-        .filter(of("generated"))
+        .filter(of_data("generated"))
         .collect();
     assert_eq!(seven.len(), 3, "naive, MPS and the 1g stand-in");
     out.push(format!(
         "7 × resnet26 give {} the job alone under MPS, {} on the 1g stand-in and {} naive, while the jobs use {} of the host's 16 cores and still wait for data {}% of their time",
-        med_ratio("e33-resnet26-cifar10-x7-mps@gen"),
-        med_ratio("e33-resnet26-cifar10-x7-mpslim1g@gen"),
-        med_ratio("e33-resnet26-cifar10-x7-naive@gen"),
+        med_ratio(r, "e33-resnet26-cifar10-x7-mps@gen"),
+        med_ratio(r, "e33-resnet26-cifar10-x7-mpslim1g@gen"),
+        med_ratio(r, "e33-resnet26-cifar10-x7-naive@gen"),
         over(seven.iter().map(|w| median(w.stats.cpu_cores_total)), 1),
         over(seven.iter().map(|w| 100.0 * median(w.stats.data_wait_share)), 0)
     ));
     out.push(format!(
         "With three jobs naive and MPS already reach {} and {}",
-        med_ratio("e33-resnet26-cifar10-x3-naive@gen"),
-        med_ratio("e33-resnet26-cifar10-x3-mps@gen")
+        med_ratio(r, "e33-resnet26-cifar10-x3-naive@gen"),
+        med_ratio(r, "e33-resnet26-cifar10-x3-mps@gen")
     ));
     out.push(format!(
         "(with seven jobs, {} busy cores and SM activity {}%)",
@@ -363,9 +380,27 @@ fn phrases_h200(r: &Results) -> Vec<String> {
         files(Mode::Naive),
         files(Mode::MpsLimited)
     ));
-    let big = alone("resnet152", 128, "synthetic");
+    let big = alone(r, "resnet152", 128, "synthetic");
     out.push(format!("one alone peaks at {:.1} GiB", median(big.stats.memory_bytes) / (1u64 << 30) as f64));
     out
+}
+
+/// Baseline `model` at `batch` on `data` (a model alone on the whole GPU).
+fn alone<'a>(r: &'a Results, model: &str, batch: u32, data: &str) -> &'a colloc_analysis::Baseline {
+    r.baselines
+        .iter()
+        .find(|b| b.model == model && b.batch_size == batch && b.data == data)
+        .unwrap_or_else(|| panic!("{model} b{batch} alone on {data}"))
+}
+
+/// A workload's median STP, as the README prints it.
+fn med_ratio(r: &Results, id: &str) -> String {
+    format!("{:.2}×", median(workload(r, id).stats.aggregate_ratio))
+}
+
+/// The `ok` workloads of data source `data`.
+fn of_data(data: &'static str) -> impl Fn(&&WorkloadResult) -> bool {
+    move |w| w.data == data && ok(w)
 }
 
 /// The phrases of `h200-epochs`' README, as the traces give them.
@@ -454,7 +489,18 @@ fn phrases_h200_epochs(r: &Results) -> Vec<String> {
     out.push(format!("An epoch after the first loses at most {hi:.1} s at its start"));
     out.push(format!("from {lo:.1} to {hi:.1} s, the median per workload"));
 
-    // The workloads where the GPU or the host's cores are the limit: 3 and 7 jobs.
+    out.extend(phrases_h200_epochs_crowded(r));
+    out
+}
+
+/// `h200-epochs`' README on the 3- and 7-job workloads, where the GPU or the host's cores are the limit.
+fn phrases_h200_epochs_crowded(r: &Results) -> Vec<String> {
+    let mut out = Vec::new();
+    let counted: Vec<_> = r.runs.iter().filter(|x| !x.superseded).collect();
+    let pv = &r.protocol_validation;
+    let pct = |x: f64| format!("{:+.1}%", 100.0 * x);
+    let wait = |p: &ProtocolValidation| 100.0 * median(workload(r, &p.window_id).stats.data_wait_share);
+    let naive = |n: usize| pv.iter().find(|p| p.n_jobs == n && p.mode == Mode::Naive).expect("naive");
     let crowded: Vec<&ProtocolValidation> = pv.iter().filter(|p| p.n_jobs >= 3).collect();
     let signed = |v: Vec<f64>| {
         let (lo, hi) = extremes(v);

@@ -194,6 +194,18 @@ macro_rules! measures {
         pub struct $name {
             $($(#[$fm])* pub $field: Option<Stats>,)*
         }
+        impl $name {
+            /// Every field's name (its serialised name too), in declaration order.
+            pub const NAMES: &'static [&'static str] = &[$(stringify!($field)),*];
+
+            /// The statistic of the field named `name` (`None`: no such field).
+            pub fn by_name(&self, name: &str) -> Option<Option<Stats>> {
+                match name {
+                    $(stringify!($field) => Some(self.$field),)*
+                    _ => None,
+                }
+            }
+        }
         impl Measures for $name {
             const METRICS: &'static [Metric<Self>] = &[$(Metric {
                 name: stringify!($field),

@@ -478,7 +478,7 @@ fn run_measure_columns<'a>() -> Vec<Col<RunRow<'a>>> {
             "stp",
             Float,
             "ratio",
-            "System throughput: each job's throughput over its model alone, summed (the aggregate ratio).",
+            "System throughput (STP): each job's throughput over its model alone, summed.",
             |r: &RunRow| float(r.run.aggregate_ratio),
         ),
         col(
@@ -878,10 +878,9 @@ fn workload_stat_columns<'a>() -> Vec<Col<&'a WorkloadResult>> {
     c
 }
 
-/// The statistic `field` of a workload's `WorkloadStats`, by its serialised name.
+/// The statistic `field` of a workload's `WorkloadStats`, by its name.
 fn workload_stat(w: &WorkloadResult, field: &str) -> Option<colloc_analysis::Stats> {
-    let v = serde_json::to_value(w.stats).ok()?;
-    serde_json::from_value(v.get(field)?.clone()).ok()
+    w.stats.by_name(field).flatten()
 }
 
 fn workload_interval_columns<'a>() -> Vec<Col<&'a WorkloadResult>> {
@@ -1251,5 +1250,7 @@ mod tests {
         };
         let declared: Vec<String> = WORKLOAD_METRICS.iter().map(|m| m.0.to_string()).collect();
         assert_eq!(fields, declared);
+        let stats = colloc_analysis::WorkloadStats::default();
+        assert!(declared.iter().all(|f| stats.by_name(f).is_some()), "a statistic the export cannot read by name");
     }
 }
