@@ -1,6 +1,5 @@
-//! The numbers the campaign READMEs (`data/h200-quick/README.md`, `data/h200/README.md`,
-//! `data/h200-epochs/README.md`)
-//! quote from their traces, recomputed from the analysis the tables come from and compared
+//! The numbers the project's README and every campaign README (`data/<campaign>/README.md`)
+//! quote from their traces and plans, recomputed from the analysis the tables come from and compared
 //! at the README's printed precision.
 
 mod common;
@@ -873,4 +872,80 @@ fn phrases_h200_hosts(first: &Results) -> Vec<String> {
 #[test]
 fn the_h200_hosts_readme_quotes_the_traces() {
     check_readme("h200-hosts", phrases_h200_hosts);
+}
+
+fn plan(campaign: &str) -> colloc_plan::Plan {
+    let project = colloc_spec::load_project(&common::root()).expect("the project loads");
+    colloc_plan::plan_project_campaign(&project, campaign, None).expect("the campaign's plan")
+}
+
+/// How far `h200-paper` has come on CIFAR-10-like files, as the README's campaign table says
+/// it: the experiments with a run of every such workload of the plan (whatever its status),
+/// then those with runs of some.
+fn cifar_files_so_far(p: &colloc_plan::Plan, r: &Results) -> String {
+    let mut complete = Vec::new();
+    let mut part = Vec::new();
+    for e in 33..=37u32 {
+        let ws: Vec<&str> = p
+            .workloads
+            .iter()
+            .filter(|w| w.experiment == e && w.mode != Mode::Mig && w.id.contains("-cifar10-") && w.id.ends_with("@gen"))
+            .map(|w| w.id.as_str())
+            .collect();
+        let done = ws.iter().filter(|id| r.runs.iter().any(|x| x.workload_id == **id)).count();
+        if !ws.is_empty() && done == ws.len() {
+            complete.push(e);
+        } else if done > 0 {
+            part.push(e);
+        }
+    }
+    let list = |v: &[u32]| match v {
+        [] => String::new(),
+        [one] => format!("exp {one}"),
+        [init @ .., last] => {
+            format!("exps {} and {last}", init.iter().map(u32::to_string).collect::<Vec<_>>().join(", "))
+        }
+    };
+    let mut s = format!("{} on CIFAR-10-like files so far", list(&complete));
+    if !part.is_empty() {
+        s += &format!(", and part of {}", list(&part));
+    }
+    s
+}
+
+/// What the project's README says of each campaign in its table and its text: GPU time,
+/// run counts, the estimate of the campaign being collected and how far it has come.
+fn phrases_readme_campaigns() -> Vec<String> {
+    let shipped = results("h200");
+    let minutes = |r: &Results| r.runs.iter().map(colloc_reproduce::appendix::run_seconds).sum::<f64>() / 60.0;
+    let epochs = results("h200-epochs");
+    let pv = &epochs.protocol_validation;
+    let paper = plan("h200-paper");
+    let mig: f64 =
+        paper.workloads.iter().filter(|w| w.mode == Mode::Mig).map(|w| w.estimated_seconds * w.repetitions as f64).sum();
+    vec![
+        format!("baselines ({:.0} minutes of GPU time)", minutes(&shipped)),
+        format!("`h200-quick` ({} runs,", plan("h200-quick").totals.runs),
+        format!(
+            "under `quick` and again under 2 whole epochs, {:.0} minutes ({} runs): validates the quick protocol, {} of {} workloads within 3%",
+            minutes(&epochs),
+            epochs.runs.len(),
+            within_goal(pv),
+            pv.len()
+        ),
+        format!(
+            "about {} of GPU time estimated without the MIG runs",
+            colloc_reproduce::duration(paper.totals.estimated_gpu_seconds - mig)
+        ),
+        cifar_files_so_far(&paper, &results("h200-paper")),
+    ]
+}
+
+/// The project's README quotes its campaigns' traces and plans.
+#[test]
+fn the_readme_quotes_the_campaigns() {
+    let readme = std::fs::read_to_string(common::root().join("README.md")).expect("the README");
+    let text = readme.split_whitespace().collect::<Vec<_>>().join(" ");
+    let missing: Vec<String> = phrases_readme_campaigns().into_iter().filter(|p| !text.contains(p.as_str())).collect();
+    assert!(missing.is_empty(), "README.md does not say what the traces give; it should read:\n  {}", missing.join("\n  "));
 }
