@@ -949,3 +949,16 @@ fn the_readme_quotes_the_campaigns() {
     let missing: Vec<String> = phrases_readme_campaigns().into_iter().filter(|p| !text.contains(p.as_str())).collect();
     assert!(missing.is_empty(), "README.md does not say what the traces give; it should read:\n  {}", missing.join("\n  "));
 }
+
+/// `data/h200-hosts-rerun/README.md` counts its runs and GPU time as its traces do.
+#[test]
+fn the_h200_hosts_rerun_readme_counts_its_runs() {
+    let r = results_in("h200-hosts", "h200-hosts-rerun");
+    let ok = r.runs.iter().filter(|x| x.status.as_str() == "ok").count();
+    let all = if ok == r.runs.len() { "all `ok`".to_string() } else { format!("{ok} `ok`") };
+    let minutes = r.runs.iter().map(colloc_reproduce::appendix::run_seconds).sum::<f64>() / 60.0;
+    let phrase = format!("{} runs, {all}, {minutes:.1} minutes of GPU time", r.runs.len());
+    let readme = std::fs::read_to_string(common::root().join("data/h200-hosts-rerun/README.md")).expect("the README");
+    let text = readme.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(text.contains(&phrase), "data/h200-hosts-rerun/README.md should read: {phrase}");
+}
