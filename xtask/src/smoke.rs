@@ -239,7 +239,7 @@ fn plan_phase(
     let rel = |p: &Path| p.strip_prefix(root).unwrap_or(p).display().to_string();
     let plan = colloc_plan::plan_project_campaign(project, shipped, None)?;
     let t = &plan.totals;
-    let colloc_reproduce::RunCount { planned, again, added, other } = colloc_reproduce::count_runs(shipped_dir, &plan);
+    let colloc_reproduce::RunCount { planned, again, added, other } = colloc_reproduce::count_runs(shipped_dir, &plan)?;
     let again = if again > 0 { format!(", {again} made again") } else { String::new() };
     let neither = if other > 0 { format!(", {other} neither") } else { String::new() };
     let got = format!(

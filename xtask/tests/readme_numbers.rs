@@ -889,7 +889,9 @@ fn cifar_files_so_far(p: &colloc_plan::Plan, r: &Results) -> String {
         let ws: Vec<&str> = p
             .workloads
             .iter()
-            .filter(|w| w.experiment == e && w.mode != Mode::Mig && w.id.contains("-cifar10-") && w.id.ends_with("@gen"))
+            .filter(|w| {
+                w.experiment == e && w.mode != Mode::Mig && w.id.contains("-cifar10-") && w.id.ends_with("@gen")
+            })
             .map(|w| w.id.as_str())
             .collect();
         let done = ws.iter().filter(|id| r.runs.iter().any(|x| x.workload_id == **id)).count();
@@ -921,8 +923,12 @@ fn phrases_readme_campaigns() -> Vec<String> {
     let epochs = results("h200-epochs");
     let pv = &epochs.protocol_validation;
     let paper = plan("h200-paper");
-    let mig: f64 =
-        paper.workloads.iter().filter(|w| w.mode == Mode::Mig).map(|w| w.estimated_seconds * w.repetitions as f64).sum();
+    let mig: f64 = paper
+        .workloads
+        .iter()
+        .filter(|w| w.mode == Mode::Mig)
+        .map(|w| w.estimated_seconds * w.repetitions as f64)
+        .sum();
     vec![
         format!("baselines ({:.0} minutes of GPU time)", minutes(&shipped)),
         format!("`h200-quick` ({} runs,", plan("h200-quick").totals.runs),
@@ -947,7 +953,11 @@ fn the_readme_quotes_the_campaigns() {
     let readme = std::fs::read_to_string(common::root().join("README.md")).expect("the README");
     let text = readme.split_whitespace().collect::<Vec<_>>().join(" ");
     let missing: Vec<String> = phrases_readme_campaigns().into_iter().filter(|p| !text.contains(p.as_str())).collect();
-    assert!(missing.is_empty(), "README.md does not say what the traces give; it should read:\n  {}", missing.join("\n  "));
+    assert!(
+        missing.is_empty(),
+        "README.md does not say what the traces give; it should read:\n  {}",
+        missing.join("\n  ")
+    );
 }
 
 /// `data/h200-hosts-rerun/README.md` counts its runs and GPU time as its traces do.

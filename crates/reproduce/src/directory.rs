@@ -46,11 +46,13 @@ pub fn campaign_of(dir: &Path) -> Result<Option<String>> {
     if !runs.is_dir() {
         return Ok(None);
     }
-    let mut names: Vec<PathBuf> = std::fs::read_dir(&runs)
-        .with_context(|| format!("reading {}", runs.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path().join(colloc_trace::layout::META)))
-        .filter(|p| p.is_file())
-        .collect();
+    let mut names: Vec<PathBuf> = Vec::new();
+    for e in std::fs::read_dir(&runs).with_context(|| format!("reading {}", runs.display()))? {
+        let meta = e.with_context(|| format!("reading {}", runs.display()))?.path().join(colloc_trace::layout::META);
+        if meta.is_file() {
+            names.push(meta);
+        }
+    }
     names.sort();
     let Some(meta) = names.first() else { return Ok(None) };
     let text = colloc_trace::limits::read_file_text(meta, colloc_trace::limits::MAX_META_BYTES)

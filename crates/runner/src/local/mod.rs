@@ -14,8 +14,8 @@ use anyhow::Result;
 use colloc_plan::perf::GIB;
 use colloc_plan::Plan;
 use colloc_trace::manifest;
-use colloc_trace::meta::{HostInfo, RunMeta, SoftwareInfo};
-use std::collections::{BTreeMap, BTreeSet};
+use colloc_trace::meta::{HostInfo, SoftwareInfo};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -49,14 +49,14 @@ impl Executor for Local {
         let gpus = indices.iter().map(|&i| opts.backend(i, &plan.gpu)).collect::<Result<Vec<_>>>()?;
         let exec_modes = gpus[0].executes_mode_commands();
         if !todo.is_empty() {
-            let model = prepare::campaign_gpu_model(&metas, opts.gpu_model.as_deref())?;
+            let model = prepare::campaign_gpu_model(&metas.read, opts.gpu_model.as_deref())?;
             prepare::check_gpu_model(&dir, model.as_deref(), &gpus)?;
         }
         // The baselines a GPU lacks are measured just before the first run divided by them (so
         // an invocation that stops early, at its time budget, measures none it does not use); a
         // selected baseline that the plan puts later is made there instead of at its place, so
         // no run waits for a baseline that a stop could keep from being made on its host.
-        let book = BaselineBook::new(&metas, &todo);
+        let book = BaselineBook::new(&metas.read, &todo);
         let estimate: f64 = todo.iter().map(|t| t.workload.estimated_seconds).sum::<f64>() / gpus.len() as f64;
         let progress = Progress::new(opts.progress, todo.len(), estimate);
 
@@ -114,7 +114,7 @@ fn mps_dirs(dir: &Path, gpu: Option<u32>) -> MpsDirs {
 struct Listed<'o> {
     dir: &'o Path,
     names: &'o BTreeSet<String>,
-    metas: &'o BTreeMap<String, RunMeta>,
+    metas: &'o prepare::ListedMetas,
 }
 
 /// This invocation's software; when it has runs to make (`to_make`), with the host's Python

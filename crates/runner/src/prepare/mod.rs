@@ -22,8 +22,7 @@ mod versions;
 use anyhow::{anyhow, Context, Result};
 use colloc_plan::Plan;
 use colloc_trace::manifest::{self, Problem};
-use colloc_trace::meta::RunMeta;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -37,6 +36,7 @@ pub(crate) use cleanup::clean_leftovers;
 pub(crate) use gpu_model::{campaign_gpu_model, check_gpu_model};
 use lock::Lock;
 pub(crate) use quarantine::{quarantine_place, tidy};
+pub(crate) use select::ListedMetas;
 pub(crate) use versions::{check_environment, check_versions, software};
 
 /// Verifies a campaign directory against its `SHA256SUMS`.
@@ -61,7 +61,7 @@ pub(crate) struct Opened<'a> {
     pub todo: Vec<Todo<'a>>,
     /// The listed runs' `meta.json`, by run directory name (read only when there is a run
     /// to make; verified by [`tidy`] before anything runs).
-    pub metas: BTreeMap<String, RunMeta>,
+    pub metas: ListedMetas,
 }
 
 /// Opens `opts.out` for the selected runs of `plan` (creating it when missing).
@@ -81,6 +81,6 @@ pub(crate) fn open<'a>(plan: &'a Plan, opts: &RunOptions) -> Result<Opened<'a>> 
     select::check_only(plan, opts)?;
     let mut summary = CampaignSummary { campaign_dir: dir.clone(), ..Default::default() };
     let todo = select::select(plan, opts, &listed, &mut summary);
-    let metas = if todo.is_empty() { BTreeMap::new() } else { select::listed_metas(&dir, &listed) };
+    let metas = if todo.is_empty() { ListedMetas::default() } else { select::listed_metas(&dir, &listed) };
     Ok(Opened { started, dir, lock, campaign, listed, summary, todo, metas })
 }

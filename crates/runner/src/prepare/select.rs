@@ -81,14 +81,32 @@ pub(super) fn select<'a>(
     todo
 }
 
-/// The `meta.json` of each listed run, by run directory name; a run whose `meta.json` does
-/// not parse is left out (verification, which follows, tells whether it was altered).
-pub(super) fn listed_metas(dir: &Path, listed: &BTreeSet<String>) -> BTreeMap<String, RunMeta> {
-    listed
-        .iter()
-        .filter_map(|name| {
-            let bytes = fs::read(dir.join(RUNS_DIR).join(name).join(layout::META)).ok()?;
-            Some((name.clone(), serde_json::from_slice::<RunMeta>(&bytes).ok()?))
-        })
-        .collect()
+/// The listed runs' `meta.json`, by run directory name: those read, and why each of the
+/// others could not be (verification, which follows, tells whether one was altered; one
+/// that verifies but does not parse was written by another version of the runner, and the
+/// version check refuses it).
+#[derive(Debug, Default)]
+pub(crate) struct ListedMetas {
+    pub read: BTreeMap<String, RunMeta>,
+    pub unreadable: BTreeMap<String, String>,
+}
+
+/// Reads the `meta.json` of each listed run, keeping the reason of each one that cannot be.
+pub(super) fn listed_metas(dir: &Path, listed: &BTreeSet<String>) -> ListedMetas {
+    let mut m = ListedMetas::default();
+    for name in listed {
+        let path = dir.join(RUNS_DIR).join(name).join(layout::META);
+        let parsed = fs::read(&path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))
+            .and_then(|b| serde_json::from_slice::<RunMeta>(&b).map_err(|e| format!("{}: {e}", path.display())));
+        match parsed {
+            Ok(meta) => {
+                m.read.insert(name.clone(), meta);
+            }
+            Err(why) => {
+                m.unreadable.insert(name.clone(), why);
+            }
+        }
+    }
+    m
 }

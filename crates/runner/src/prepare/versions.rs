@@ -5,11 +5,12 @@
 use anyhow::{bail, Result};
 use colloc_plan::Plan;
 use colloc_trace::manifest;
-use colloc_trace::meta::{EnvironmentCheck, RunMeta, SoftwareInfo};
+use colloc_trace::meta::{EnvironmentCheck, SoftwareInfo};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::Path;
 
+use super::select::ListedMetas;
 use crate::options::RunOptions;
 use crate::progress::Progress;
 use crate::provenance;
@@ -123,17 +124,21 @@ pub(crate) fn check_environment(env: Option<&EnvironmentCheck>, strict: bool, pr
 pub(crate) fn check_versions(
     dir: &Path,
     listed: usize,
-    metas: &BTreeMap<String, RunMeta>,
+    metas: &ListedMetas,
     now: &SoftwareInfo,
     allow: bool,
     progress: &Progress,
 ) -> Result<()> {
     let mut differing: BTreeMap<Vec<String>, usize> = BTreeMap::new();
-    for meta in metas.values() {
+    for meta in metas.read.values() {
         let diff = version_differences(&meta.software, now);
         if !diff.is_empty() {
             *differing.entry(diff).or_insert(0) += 1;
         }
+    }
+    if let Some(why) = metas.unreadable.values().next() {
+        let what = format!("its meta.json is not this runner's ({why})");
+        differing.insert(vec![what], metas.unreadable.len());
     }
     if differing.is_empty() {
         return Ok(());
@@ -229,5 +234,26 @@ mod tests {
             let e = check_environment(env, true, &quiet).unwrap_err().to_string();
             assert!(e.contains(says) && e.contains("--strict-env refuses"), "{e}");
         }
+    }
+
+    /// A listed run whose `meta.json` is there but is not this runner's (it does not parse)
+    /// counts as made by another version: refused, naming the file and why, unless allowed.
+    #[test]
+    fn a_listed_run_whose_meta_does_not_parse_is_refused_as_another_version() {
+        let d = tempfile::tempdir().unwrap();
+        let run = d.path().join(colloc_trace::layout::RUNS_DIR).join("wl-a.r1");
+        fs::create_dir_all(&run).unwrap();
+        fs::write(run.join(colloc_trace::layout::META), b"{\"status\": \"ok\"}").unwrap();
+        let listed: BTreeSet<String> = ["wl-a.r1".to_string(), "wl-b.r1".to_string()].into();
+        let metas = super::super::select::listed_metas(d.path(), &listed);
+        assert!(metas.read.is_empty());
+        assert_eq!(metas.unreadable.len(), 2, "{:?}", metas.unreadable);
+        assert!(metas.unreadable["wl-b.r1"].starts_with("cannot read "), "{:?}", metas.unreadable);
+        let quiet = Progress::new(crate::options::ProgressMode::Quiet, 0, 0.0);
+        let now = sw(Some("abc"), Some(false), "x", &[]);
+        let e = check_versions(d.path(), 2, &metas, &now, false, &quiet).unwrap_err().to_string();
+        assert!(e.contains("2 of 2 run(s)") && e.contains("is not this runner's"), "{e}");
+        assert!(e.contains("wl-a.r1") && e.contains("meta.json"), "names the file: {e}");
+        check_versions(d.path(), 2, &metas, &now, true, &quiet).unwrap();
     }
 }

@@ -74,7 +74,7 @@ impl Executor for Slurm {
             prepare::check_versions(&dir, listed.len(), &metas, &now, opts.allow_mixed_versions, &progress)?;
         }
         // Every task makes its run on the campaign's GPU model (the first merged run sets it).
-        let mut gpu_model = prepare::campaign_gpu_model(&metas, opts.gpu_model.as_deref())?;
+        let mut gpu_model = prepare::campaign_gpu_model(&metas.read, opts.gpu_model.as_deref())?;
         let s = Submitter {
             plan,
             opts,
