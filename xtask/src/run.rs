@@ -86,7 +86,7 @@ pub fn execute(root: &std::path::Path, a: Args) -> anyhow::Result<colloc_runner:
     let here = match (a.here, &a.campaign, &project) {
         (true, Some(c), Some(p)) => {
             let device = device_name(&a.nvidia_smi, a.run.gpu)?;
-            let table = table_for(&p.gpus, &device)?;
+            let table = colloc_spec::table_for_device(&p.gpus, &device).map_err(|e| anyhow::anyhow!("--here: {e}"))?;
             let out = here_dir(root, c, &table.key, &today());
             for other in &p.artifact.campaigns {
                 anyhow::ensure!(
@@ -154,33 +154,6 @@ fn device_name(smi: &str, gpu: u32) -> anyhow::Result<String> {
     Ok(name)
 }
 
-/// The GPU table whose `nvml_names` the device's name contains (the longest such name when
-/// several do); none is an error that lists the tables and says how to add one.
-pub fn table_for<'a>(
-    tables: &'a std::collections::BTreeMap<String, colloc_spec::GpuTable>,
-    device: &str,
-) -> anyhow::Result<&'a colloc_spec::GpuTable> {
-    let best = tables
-        .values()
-        .flat_map(|t| t.nvml_names.iter().filter(|n| device.contains(n.as_str())).map(move |n| (n.len(), t)))
-        .max_by_key(|(len, _)| *len);
-    match best {
-        Some((_, t)) => Ok(t),
-        None => {
-            let known: Vec<String> = tables
-                .values()
-                .map(|t| format!("  {}: {} (names {})", t.key, t.name, t.nvml_names.join(", ")))
-                .collect();
-            anyhow::bail!(
-                "--here: no GPU table matches `{device}`. Supported:\n{}\nTo add this GPU, write \
-                 experiments/gpus/<key>.yaml (schema: experiments/gpu.schema.json; `nvidia-smi mig -lgip` \
-                 lists its MIG profiles) with `nvml_names` holding part of its name, then run again.",
-                known.join("\n")
-            )
-        }
-    }
-}
-
 /// data/<campaign>-<table>-<date>.
 pub fn here_dir(root: &std::path::Path, campaign: &str, table: &str, date: &str) -> PathBuf {
     root.join("data").join(format!("{campaign}-{table}-{date}"))
@@ -205,24 +178,6 @@ mod tests {
     fn claim_and_only_exclude_each_other() {
         assert!(super::Args::parse(&["--campaign", "h200-quick", "--claim", "C7", "--only", "x"]).is_err());
         assert!(super::Args::parse(&["--campaign", "h200-quick", "--claim", "C7"]).is_ok());
-    }
-
-    /// A device name picks the table whose `nvml_names` it contains, the longest match
-    /// winning; an unknown GPU is refused with the supported ones and how to add one.
-    #[test]
-    fn the_device_name_picks_its_gpu_table() {
-        let project = colloc_spec::load_project(&crate::project_root().unwrap()).unwrap();
-        for (device, key) in [
-            ("NVIDIA H200", "h200-141gb"),
-            ("NVIDIA H200 NVL", "h200-141gb"),
-            ("NVIDIA A100-SXM4-40GB", "a100-40gb"),
-            ("NVIDIA A100 80GB PCIe", "a100-80gb"),
-            ("NVIDIA H100 80GB HBM3", "h100-80gb"),
-        ] {
-            assert_eq!(super::table_for(&project.gpus, device).unwrap().key, key, "{device}");
-        }
-        let e = super::table_for(&project.gpus, "Tesla V100-SXM2-16GB").unwrap_err().to_string();
-        assert!(e.contains("no GPU table matches `Tesla V100-SXM2-16GB`") && e.contains("h100-80gb: "), "{e}");
     }
 
     #[test]

@@ -126,3 +126,48 @@ impl GpuTable {
         false
     }
 }
+
+/// The GPU table whose `nvml_names` the NVML device name contains (the longest such name
+/// when several do); none is an error that lists the tables and says how to add one.
+pub fn table_for_device<'a>(tables: &'a BTreeMap<String, GpuTable>, device: &str) -> anyhow::Result<&'a GpuTable> {
+    let best = tables
+        .values()
+        .flat_map(|t| t.nvml_names.iter().filter(|n| device.contains(n.as_str())).map(move |n| (n.len(), t)))
+        .max_by_key(|(len, _)| *len);
+    match best {
+        Some((_, t)) => Ok(t),
+        None => {
+            let known: Vec<String> = tables
+                .values()
+                .map(|t| format!("  {}: {} (names {})", t.key, t.name, t.nvml_names.join(", ")))
+                .collect();
+            anyhow::bail!(
+                "no GPU table matches `{device}`. Supported:\n{}\nTo add this GPU, write \
+                 experiments/gpus/<key>.yaml (schema: experiments/gpu.schema.json; `nvidia-smi mig -lgip` \
+                 lists its MIG profiles) with `nvml_names` holding part of its name, then run again.",
+                known.join("\n")
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A device name picks the table whose `nvml_names` it contains, the longest match
+    /// winning; an unknown GPU is refused with the supported ones and how to add one.
+    #[test]
+    fn the_device_name_picks_its_gpu_table() {
+        let project = crate::load_project(&crate::names::project_root().unwrap()).unwrap();
+        for (device, key) in [
+            ("NVIDIA H200", "h200-141gb"),
+            ("NVIDIA H200 NVL", "h200-141gb"),
+            ("NVIDIA A100-SXM4-40GB", "a100-40gb"),
+            ("NVIDIA A100 80GB PCIe", "a100-80gb"),
+            ("NVIDIA H100 80GB HBM3", "h100-80gb"),
+        ] {
+            assert_eq!(super::table_for_device(&project.gpus, device).unwrap().key, key, "{device}");
+        }
+        let e = super::table_for_device(&project.gpus, "Tesla V100-SXM2-16GB").unwrap_err().to_string();
+        assert!(e.contains("no GPU table matches `Tesla V100-SXM2-16GB`") && e.contains("h100-80gb: "), "{e}");
+    }
+}

@@ -25,7 +25,7 @@ pub mod written;
 
 pub use artifact::{Artifact, CampaignDecl};
 pub use diag::{parse_yaml, Diagnostic, Diagnostics};
-pub use gpu::{GpuTable, MigProfile};
+pub use gpu::{table_for_device, GpuTable, MigProfile};
 pub use load::{load_gpus, load_project, load_project_with, shown, Project};
 pub use resolve::resolve_spec;
 pub use resolved::{Dataset, Protocol, ProtocolKind, Spec, Workload};
