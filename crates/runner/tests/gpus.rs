@@ -64,8 +64,12 @@ fn a_campaign_over_four_gpus_makes_every_run_once_with_each_gpus_own_baselines()
         });
         assert!(here, "{id} ran on {a}, where no baseline was measured: {:?}", metas.keys().collect::<Vec<_>>());
     }
+    // Spread over the GPUs: each GPU's worker takes the next workload from one queue when it
+    // is free, so how many get one depends on when their threads first run (all four, unless
+    // a thread waits for a CPU while the others finish workloads, as on a loaded machine).
+    // Every run on one GPU would fail this; the overlap below shows the GPUs worked at once.
     let gpus_used: BTreeSet<String> = metas.keys().map(|r| uuid(r)).collect();
-    assert!(gpus_used.len() >= 3, "the work is spread over the GPUs: {gpus_used:?}");
+    assert!(gpus_used.len() >= 2, "the work is spread over the GPUs: {gpus_used:?}");
     for (r, m) in &metas {
         if r.starts_with("e33-alone.") && r != "e33-alone.r1" {
             let why = m.added.as_deref().expect("an added baseline says why");
@@ -73,12 +77,21 @@ fn a_campaign_over_four_gpus_makes_every_run_once_with_each_gpus_own_baselines()
         }
     }
 
-    // At the same time on different GPUs: some two windows on two GPUs overlap.
-    let windows: Vec<(String, f64, f64)> =
-        metas.iter().map(|(r, m)| (uuid(r), m.release_mono.unwrap(), m.window_end_mono.unwrap())).collect();
+    // At the same time on different GPUs: the jobs of some two runs on two GPUs ran at once
+    // (from the first job's start to the last one's end, as the runner recorded them). Not
+    // the measurement windows: a window is 0.2 s of a run's second or so, and on a loaded
+    // machine the runs on different GPUs drift apart by more than that.
+    let spans: Vec<(String, f64, f64)> = metas
+        .iter()
+        .map(|(r, m)| {
+            let start = m.jobs.iter().map(|j| j.started_wall.unwrap()).fold(f64::MAX, f64::min);
+            let end = m.jobs.iter().map(|j| j.ended_wall.unwrap()).fold(f64::MIN, f64::max);
+            (uuid(r), start, end)
+        })
+        .collect();
     let overlap =
-        windows.iter().enumerate().any(|(i, a)| windows[i + 1..].iter().any(|b| a.0 != b.0 && a.1 < b.2 && b.1 < a.2));
-    assert!(overlap, "no two runs on different GPUs ran at once: {windows:?}");
+        spans.iter().enumerate().any(|(i, a)| spans[i + 1..].iter().any(|b| a.0 != b.0 && a.1 < b.2 && b.1 < a.2));
+    assert!(overlap, "no two runs on different GPUs ran at once: {spans:?}");
 
     // One manifest, complete; a resume makes nothing.
     let (ok, out) = sha256sum_check(d.path());
@@ -101,10 +114,12 @@ fn a_time_budget_on_several_gpus_stops_cleanly_and_a_resume_makes_exactly_the_re
     let p = plan(w);
     let mut o = options(d.path(), "0,1");
     o.host_baselines = false;
-    // A run takes about 2 s here, and one may start while under 6 s are used (8 s × 1.25
-    // of the 16 s): a few runs per GPU, even on a loaded machine whose start takes seconds.
+    // A run takes more than 2.4 s here (its simulated set-up, warm-up and 20 s window at the
+    // time scale of 0.1 are sleeps), and one may start while under 12 s are used (8 s × 1.25
+    // of the 22 s): at most 5 runs per GPU, 10 of the 16, and at least one even on a loaded
+    // machine whose start (CPU calibration included) takes several seconds.
     o.simulate.as_mut().unwrap().time_scale = 0.1;
-    o.time_budget = Some(std::time::Duration::from_secs_f64(16.0));
+    o.time_budget = Some(std::time::Duration::from_secs_f64(22.0));
     let s = run_campaign(&p, &o).unwrap();
     let first = runs_in(d.path());
     assert!(!first.is_empty() && first.len() < 16, "{}", s.render());

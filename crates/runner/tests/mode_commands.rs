@@ -502,7 +502,8 @@ fn a_foreign_mps_daemon_makes_the_runner_refuse() {
             r => break r.unwrap(),
         }
     };
-    wait_for("the foreign process", Duration::from_secs(5), || {
+    // (It execs at once; the limit is for a loaded machine, where the child may wait long for a CPU.)
+    wait_for("the foreign process", Duration::from_secs(30), || {
         std::fs::read_to_string(format!("/proc/{}/cmdline", foreign.id()))
             .map(|c| c.contains("mps-server"))
             .unwrap_or(false)

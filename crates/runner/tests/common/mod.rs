@@ -144,13 +144,30 @@ pub fn precise_plan(workloads: Vec<PlannedWorkload>, target: f64, max_window: f6
     p
 }
 
+/// `p` with a quick protocol's window of `seconds` simulated seconds (at the time scale of
+/// 0.01 of [`sim_options`], a hundredth of that in real seconds). For tests that need the
+/// telemetry sampler to take samples while the jobs train: the default window of 20 s is
+/// 0.2 s of real time, within which a sampler thread starved of CPU on a loaded machine may
+/// take none.
+pub fn with_window(mut p: Plan, seconds: f64) -> Plan {
+    match &mut p.protocol.kind {
+        ProtocolKind::Window { window_seconds, .. } => *window_seconds = seconds,
+        ProtocolKind::Epochs { .. } => panic!("with_window needs a quick protocol"),
+    }
+    p
+}
+
 /// Options for a simulated campaign in `out` (quiet, fast).
 pub fn sim_options(out: &Path) -> RunOptions {
     let mut o = RunOptions::new(out);
     o.simulate = Some(SimOptions { time_scale: 0.01, seed: 7, ..SimOptions::default() });
     o.job_command = vec![runner_bin().to_string_lossy().into_owned(), "fake-job".into()];
     o.progress = ProgressMode::Plain;
-    o.kill_grace = Duration::from_secs(2);
+    // How long a job that was told to stop or abort is given to exit by itself before the
+    // runner sends SIGTERM. The simulated jobs exit at once when told, so a passing test never
+    // waits this out; it is long so that a job process starved of CPU on a loaded machine
+    // (CI: two busy cores) still exits by itself with its own code rather than by a signal.
+    o.kill_grace = Duration::from_secs(10);
     o.telemetry_hz = 20.0;
     o
 }
