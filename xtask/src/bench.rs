@@ -309,7 +309,8 @@ struct SizeFigures {
     files: usize,
     bytes: u64,
     sha: f64,
-    /// `colloc_trace::manifest::verify` alone (what `analyse` calls first), in this process.
+    /// `colloc_trace::manifest::verify` alone, in this process (`analyse` hashes each file as it
+    /// reads it, in the same pass, so this is what a verification apart would cost).
     verify: f64,
     /// Wall time around our child process (verify + analyse + claims + render, start included).
     ours_wall: f64,
@@ -318,7 +319,8 @@ struct SizeFigures {
 }
 
 impl SizeFigures {
-    /// Ours without the verification that the peers do not do.
+    /// Ours without the verification that the peers do not do: less a verification apart
+    /// (an estimate, since `analyse` hashes the bytes it reads in the same pass).
     fn analyse_alone(&self) -> f64 {
         (self.ours.analyse - self.verify).max(0.0)
     }
@@ -416,7 +418,7 @@ fn print_size(f: &SizeFigures) -> Result<()> {
         mb(f.ours.analysed_peak_kb)
     );
     println!(
-        "    {:<26} {:>7.3} s {:>8}   (less the verification, {:.3} s, timed apart in this process)",
+        "    {:<26} {:>7.3} s {:>8}   (less a verification apart, {:.3} s, timed in this process; an estimate: analyse hashes as it reads)",
         "ours, analyse alone", alone, "—", f.verify
     );
     for p in &f.peers {

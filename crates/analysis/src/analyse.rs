@@ -1,8 +1,9 @@
-//! Verifying a campaign's traces, then analysing its runs into [`Results`].
+//! Analysing a campaign's runs into [`Results`], verifying its traces in the same pass: no
+//! result is returned unless every file the analysis read has the sum its manifest lists.
 
 use anyhow::{Context, Result};
 use colloc_plan::{Plan, PlannedWorkload};
-use colloc_trace::manifest::{self, Problem};
+use colloc_trace::manifest::{OnePass, Problem};
 
 use crate::model::{PendingWorkload, Results, Timeline, WorkloadResult};
 use crate::{aggregate, load, per_run, protocols, provenance};
@@ -10,7 +11,7 @@ use crate::{aggregate, load, per_run, protocols, provenance};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-/// The campaign differs from its manifest; nothing was analysed.
+/// The campaign differs from its manifest; no result is returned.
 #[derive(Debug)]
 struct VerificationFailed {
     campaign: String,
@@ -29,28 +30,51 @@ impl std::fmt::Display for VerificationFailed {
 
 impl std::error::Error for VerificationFailed {}
 
-/// Verifies `campaign_dir` against its manifest: a missing manifest, or any file missing,
-/// extra, truncated or altered, is an error naming the files.
-fn verify(campaign_dir: &Path) -> Result<()> {
+/// Begins to verify `campaign_dir` against its manifest: a missing manifest, or any file
+/// missing, extra or not a regular file, is an error naming the files (with those whose sums
+/// differ). The sums are compared as the files are read ([`OnePass`]).
+fn begin_verification(campaign_dir: &Path) -> Result<OnePass> {
     let name = campaign_name(campaign_dir);
     let manifest_path = campaign_dir.join(colloc_trace::layout::MANIFEST);
     if !manifest_path.is_file() {
         anyhow::bail!("campaign {name}: no {} in {}", colloc_trace::layout::MANIFEST, campaign_dir.display());
     }
-    let problems = manifest::verify(campaign_dir).with_context(|| format!("campaign {name}: cannot verify"))?;
-    if !problems.is_empty() {
-        return Err(VerificationFailed { campaign: name, problems }.into());
+    match OnePass::begin(campaign_dir).with_context(|| format!("campaign {name}: cannot verify"))? {
+        Ok(pass) => Ok(pass),
+        Err(problems) if problems.is_empty() => {
+            anyhow::bail!("campaign {name}: its files changed while it was being verified")
+        }
+        Err(problems) => Err(VerificationFailed { campaign: name, problems }.into()),
     }
-    Ok(())
 }
 
-/// Verifies, then analyses, the campaign in `campaign_dir` (`data/<campaign>/`).
+/// `analysed`, the outcome of reading the campaign through `pass`, once every file of the
+/// campaign has the sum its manifest lists (those no reader read are hashed now); else the
+/// files that differ, whatever the analysis found.
+fn verified<T>(campaign_dir: &Path, pass: OnePass, analysed: Result<T>) -> Result<T> {
+    let problems = pass.finish();
+    if !problems.is_empty() {
+        return Err(VerificationFailed { campaign: campaign_name(campaign_dir), problems }.into());
+    }
+    analysed
+}
+
+/// Verifies and analyses the campaign in `campaign_dir` (`data/<campaign>/`), in one pass
+/// over its bytes: which files it holds is checked against its manifest before any is read,
+/// each file is hashed as it is read, and no result is returned unless every file's sum is
+/// the manifest's (an error naming the files that differ).
 ///
 /// With the campaign's `plan`, each run is analysed as the plan's workload of its id (its
 /// form and roles included; the copy in the run's `meta.json` when the plan has no such
 /// workload or its jobs differ), and the results say which planned runs are not made yet.
 pub fn analyse(campaign_dir: &Path, plan: Option<&Plan>) -> Result<Results> {
-    verify(campaign_dir)?;
+    let pass = begin_verification(campaign_dir)?;
+    let analysed = analyse_read(campaign_dir, plan, &pass);
+    verified(campaign_dir, pass, analysed)
+}
+
+/// [`analyse`]'s reading and measuring, every file read through `pass`.
+fn analyse_read(campaign_dir: &Path, plan: Option<&Plan>, pass: &OnePass) -> Result<Results> {
     let campaign = plan.and_then(|p| p.campaign.clone()).unwrap_or_else(|| campaign_name(campaign_dir));
 
     // Each run is read, then measured at once, on its own: only its measured values are
@@ -62,7 +86,7 @@ pub fn analyse(campaign_dir: &Path, plan: Option<&Plan>) -> Result<Results> {
     let runs = par_map(&dirs, |dir| {
         let run_name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let unreadable = || format!("campaign {campaign}: run {run_name} is unreadable, nothing was analysed");
-        let mut run = load::read_run(dir).with_context(unreadable)?;
+        let mut run = load::read_run(dir, pass).with_context(unreadable)?;
         if let Some(w) = plan.and_then(|p| p.workloads.iter().find(|w| w.id == run.workload.id)) {
             if same_jobs(w, &run.workload) {
                 run.workload = w.clone();
@@ -70,8 +94,8 @@ pub fn analyse(campaign_dir: &Path, plan: Option<&Plan>) -> Result<Results> {
         }
         // The samples are summed as they are read, over the window the meta and events give.
         let mut m = per_run::measurement(&run);
-        m.has_telemetry = load::read_telemetry(dir, &mut m.gpu).with_context(unreadable)?;
-        m.has_processes = load::read_processes(&run, &mut m.host).with_context(unreadable)?;
+        m.has_telemetry = load::read_telemetry(dir, pass, &mut m.gpu).with_context(unreadable)?;
+        m.has_processes = load::read_processes(&run, pass, &mut m.host).with_context(unreadable)?;
         let a = per_run::analyse_run(&run, m);
         Ok(Measured { meta: run.meta, workload: run.workload, analysis: a, dir: run.dir })
     })
@@ -125,7 +149,7 @@ pub fn analyse(campaign_dir: &Path, plan: Option<&Plan>) -> Result<Results> {
     let timelines = timelines
         .into_iter()
         .map(|(w, run_id, _, (dir, window))| {
-            let (points, bins) = per_run::timeline(&dir, window)
+            let (points, bins) = per_run::timeline(&dir, pass, window)
                 .with_context(|| format!("campaign {campaign}: run {run_id} is unreadable, nothing was analysed"))?;
             Ok(Timeline {
                 layout: aggregate::layout(&w),

@@ -1,7 +1,8 @@
 //! Analyses a campaign's verified traces into per-job, per-workload and per-claim results.
 //!
-//! [`analyse`] first verifies the campaign against its `SHA256SUMS` and refuses a trace that
-//! differs in any way; then it reads every run directory and measures:
+//! [`analyse`] first checks the campaign's files against its `SHA256SUMS` (none missing or
+//! extra), then reads every run directory, hashing each file as it reads it, and measures
+//! (no result is returned, only an error naming the files, if any file's sum differs):
 //!
 //! * per job, in the window in which every job of the workload trained: throughput
 //!   (images/s) and the 95% confidence interval of it by batch means ([`ThroughputCi`]),
@@ -19,7 +20,7 @@
 //! Given the campaign's plan, each run is read as its planned workload (form and roles
 //! included) and the results say which planned runs are not made yet.
 //!
-//! Modules: `analyse` (verify, read, analyse: the entry point), `load` (run directories into
+//! Modules: `analyse` (read, analyse and verify in one pass: the entry point), `load` (run directories into
 //! typed records), `per_run` (one run's window, throughputs, utilisation, timeline),
 //! `gpu_use` and `host_use` (telemetry and process samples summed over the window as they are
 //! read), `exact` (order-independent sums), `reference` (tests only: the polars queries the

@@ -3,6 +3,7 @@
 use anyhow::{Context, Result};
 use colloc_plan::PlannedWorkload;
 use colloc_trace::events::{log_protocol_version, read_log_from, Event, EventBody};
+use colloc_trace::manifest::OnePass;
 use colloc_trace::meta::{self, RunMeta, RunStatus};
 use colloc_trace::rows::{self, RowSink};
 use colloc_trace::{jobfile, layout, limits, telemetry};
@@ -61,12 +62,13 @@ pub(crate) fn run_dirs(campaign: &Path) -> Result<Vec<PathBuf>> {
 /// Reads one run directory, refusing content the runner does not write: each error names
 /// the file (`runs/<run-id>/<file>`), and the line or row where there is one. Every file is
 /// read within its cap ([`limits`]): `meta.json` and the job files whole up to theirs, the
-/// event logs a line at a time, the samples ([`read_telemetry`]) a row at a time.
-pub(crate) fn read_run(dir: &Path) -> Result<RunData> {
+/// event logs a line at a time, the samples ([`read_telemetry`]) a row at a time; and through
+/// `pass`, which hashes its bytes as they are read.
+pub(crate) fn read_run(dir: &Path, pass: &OnePass) -> Result<RunData> {
     let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let rel = format!("{}/{name}", layout::RUNS_DIR);
     let meta_file = format!("{rel}/{}", layout::META);
-    let text = limits::read_file_text(&dir.join(layout::META), limits::MAX_META_BYTES)
+    let text = read_text(pass, &dir.join(layout::META), limits::MAX_META_BYTES)
         .map_err(|e| anyhow::anyhow!("{meta_file}: {e}"))?;
     let meta: RunMeta = meta::read(&text).map_err(|e| anyhow::anyhow!("{meta_file}: {e}"))?;
     let workload: PlannedWorkload = serde_json::from_value(meta.workload.clone())
@@ -87,8 +89,8 @@ pub(crate) fn read_run(dir: &Path) -> Result<RunData> {
             events.push(Vec::new());
             continue;
         }
-        let batch_size = job_batch_size(dir, &rel, i, &workload)?;
-        let log = fs::File::open(&path).with_context(|| format!("{rel}/{file}: cannot read"))?;
+        let batch_size = job_batch_size(dir, &rel, i, &workload, pass)?;
+        let log = pass.open(&path).with_context(|| format!("{rel}/{file}: cannot read"))?;
         // The iterations, the bulk of a protocol-2 log, are kept as their times and images only.
         let its = &mut iterations[i];
         let parsed = read_log_from(log, i as u32, batch_size, |e| match &e.body {
@@ -114,14 +116,14 @@ pub(crate) fn read_run(dir: &Path) -> Result<RunData> {
 /// workload's; `None` when the run has no job file (traces made without the runner: the
 /// fixtures of the tests), whose iterations are bounded by [`colloc_trace::events::MAX_IMAGES`]
 /// only.
-fn job_batch_size(dir: &Path, rel: &str, i: usize, workload: &PlannedWorkload) -> Result<Option<u64>> {
+fn job_batch_size(dir: &Path, rel: &str, i: usize, workload: &PlannedWorkload, pass: &OnePass) -> Result<Option<u64>> {
     let file = layout::job_file(i);
     let path = dir.join(&file);
     if !path.exists() {
         return Ok(None);
     }
     let at = |e: String| anyhow::anyhow!("{rel}/{file}: {e}");
-    let text = limits::read_file_text(&path, limits::MAX_JOB_FILE_BYTES).map_err(at)?;
+    let text = read_text(pass, &path, limits::MAX_JOB_FILE_BYTES).map_err(at)?;
     let job = jobfile::read(&text).map_err(|e| at(format!("line {}: {e}", serde_line(&e))))?;
     // The line of a field: where its key first appears.
     let line_of = |key: &str| text.find(&format!("\"{key}\"")).map_or(1, |n| text[..n].matches('\n').count() + 1);
@@ -145,14 +147,14 @@ fn serde_line(e: &str) -> usize {
 
 /// Reads the `telemetry.csv.gz` of the run in `dir` into `sink`, refusing what the runner
 /// does not write ([`rows::read_gz_rows`]); `false` when the run has none.
-pub(crate) fn read_telemetry(dir: &Path, sink: &mut impl RowSink) -> Result<bool> {
-    read_samples(dir, layout::TELEMETRY, telemetry::GPU_NUMERIC, None, sink)
+pub(crate) fn read_telemetry(dir: &Path, pass: &OnePass, sink: &mut impl RowSink) -> Result<bool> {
+    read_samples(dir, layout::TELEMETRY, telemetry::GPU_NUMERIC, None, pass, sink)
 }
 
 /// Reads the run's `processes.csv.gz` into `sink`, as [`read_telemetry`] does, its `job`
 /// column below the workload's jobs; `false` when the run has none.
-pub(crate) fn read_processes(run: &RunData, sink: &mut impl RowSink) -> Result<bool> {
-    read_samples(&run.dir, layout::PROCESSES, telemetry::PROCESS_NUMERIC, Some(run.workload.jobs.len()), sink)
+pub(crate) fn read_processes(run: &RunData, pass: &OnePass, sink: &mut impl RowSink) -> Result<bool> {
+    read_samples(&run.dir, layout::PROCESSES, telemetry::PROCESS_NUMERIC, Some(run.workload.jobs.len()), pass, sink)
 }
 
 /// What `meta.json` must say beyond what [`meta::read`] checks of it alone: what the run
@@ -207,6 +209,7 @@ fn read_samples(
     file: &str,
     numeric: &[&str],
     jobs: Option<usize>,
+    pass: &OnePass,
     sink: &mut impl RowSink,
 ) -> Result<bool> {
     let path = dir.join(file);
@@ -215,7 +218,14 @@ fn read_samples(
     }
     let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let what = || format!("{}/{name}/{file}", layout::RUNS_DIR);
-    let gz = fs::File::open(&path).context("cannot open").with_context(what)?;
+    let gz = pass.open(&path).context("cannot open").with_context(what)?;
     rows::read_gz_rows(gz, numeric, jobs, sink).map_err(anyhow::Error::msg).with_context(what)?;
     Ok(true)
+}
+
+/// The file at `path` as text, read through `pass` within `cap` ([`limits::read_text`]).
+fn read_text(pass: &OnePass, path: &Path, cap: u64) -> Result<String, String> {
+    let f = pass.open(path).map_err(|e| format!("cannot read: {e}"))?;
+    let size = f.size().unwrap_or(0);
+    limits::read_sized_text(f, size, cap)
 }

@@ -187,9 +187,13 @@ pub(crate) fn analyse_run(run: &RunData, measured: Measurement) -> RunAnalysis {
 /// The utilisation timeline of the run in `dir` over its window `w`, read again from the
 /// run's `telemetry.csv.gz`: every telemetry sample in it, or each span's extremes when there
 /// are many (with the number of spans).
-pub(crate) fn timeline(dir: &std::path::Path, w: Window) -> anyhow::Result<(Vec<TimelinePoint>, Option<u32>)> {
+pub(crate) fn timeline(
+    dir: &std::path::Path,
+    pass: &colloc_trace::manifest::OnePass,
+    w: Window,
+) -> anyhow::Result<(Vec<TimelinePoint>, Option<u32>)> {
     let mut gpu = GpuUse::new(Some(w), true);
-    load::read_telemetry(dir, &mut gpu)?;
+    load::read_telemetry(dir, pass, &mut gpu)?;
     Ok(gpu.timeline())
 }
 

@@ -158,6 +158,74 @@ fn missing_extra_and_truncated_files_are_refused() {
     assert!(err.contains("no SHA256SUMS"), "{err}");
 }
 
+/// `path`'s gzip text, with `f` applied, written back (its manifest entry left as it was).
+fn edit_gz(path: &Path, f: impl FnOnce(String) -> String) {
+    use std::io::{Read, Write};
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap()).read_to_string(&mut text).unwrap();
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(f(text).as_bytes()).unwrap();
+    std::fs::write(path, e.finish().unwrap()).unwrap();
+}
+
+#[test]
+fn a_trace_altered_to_other_plausible_values_gives_no_result() {
+    // The analysis verifies each file as it reads it: a file whose bytes differ from the
+    // manifest's sum is refused, naming it, even when the analysis of its bytes succeeds.
+    let d = tempfile::tempdir().unwrap();
+    let dir = fixture(d.path(), FixtureOptions { repetitions: 1, ..Default::default() });
+    let before = analyse(&dir, None).unwrap();
+    let run = "e33-resnet26-cifar10-x2-naive@syn.r1";
+    let file = dir.join("runs").join(run).join("telemetry.csv.gz");
+    edit_gz(&file, |text| {
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        let power = lines[0].split(',').position(|c| c == "power_w").unwrap();
+        for line in &mut lines[1..] {
+            let mut fields: Vec<&str> = line.split(',').collect();
+            fields[power] = "650.0";
+            *line = fields.join(",");
+        }
+        lines.join("\n") + "\n"
+    });
+    let err = format!("{:#}", analyse(&dir, None).unwrap_err());
+    assert!(err.contains(&format!("runs/{run}/telemetry.csv.gz: checksum differs")), "{err}");
+    assert_eq!(err.matches("checksum differs").count(), 1, "{err}");
+
+    // With its sum in the manifest, the same bytes are analysed, and change the result.
+    let mut m = colloc_trace::manifest::read(&dir).unwrap();
+    m.insert(format!("runs/{run}/telemetry.csv.gz"), colloc_trace::manifest::sha256_file(&file).unwrap());
+    std::fs::write(dir.join("SHA256SUMS"), colloc_trace::manifest::render(&m)).unwrap();
+    let after = analyse(&dir, None).unwrap();
+    let power = |r: &Results| r.runs.iter().find(|x| x.run_id == run).unwrap().utilisation.as_ref().unwrap().power_w;
+    assert_ne!(power(&before), power(&after));
+}
+
+#[test]
+fn files_the_analysis_does_not_read_are_verified_too() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = fixture(d.path(), FixtureOptions { repetitions: 1, ..Default::default() });
+    let run = dir.join("runs/e33-resnet26-cifar10-x2-naive@syn.r1");
+    std::fs::write(run.join("notes.txt"), "listed, never read by the analysis").unwrap();
+    colloc_trace::manifest::add_dir(&dir, "runs").unwrap();
+    analyse(&dir, None).unwrap();
+    std::fs::write(run.join("notes.txt"), "listed, never read by the analysis!").unwrap();
+    let err = format!("{:#}", analyse(&dir, None).unwrap_err());
+    assert!(err.contains("e33-resnet26-cifar10-x2-naive@syn.r1/notes.txt: checksum differs"), "{err}");
+}
+
+#[test]
+fn a_file_the_analysis_stops_reading_early_is_still_verified_whole() {
+    // Bytes after a telemetry file's gzip member are never inflated, yet are part of the file.
+    let d = tempfile::tempdir().unwrap();
+    let dir = fixture(d.path(), FixtureOptions { repetitions: 1, ..Default::default() });
+    let file = dir.join("runs/e33-resnet26-cifar10-x2-naive@syn.r1/telemetry.csv.gz");
+    let mut bytes = std::fs::read(&file).unwrap();
+    bytes.extend_from_slice(b"bytes after the member");
+    std::fs::write(&file, &bytes).unwrap();
+    let err = format!("{:#}", analyse(&dir, None).unwrap_err());
+    assert!(err.contains("e33-resnet26-cifar10-x2-naive@syn.r1/telemetry.csv.gz: checksum differs"), "{err}");
+}
+
 #[test]
 fn analysis_is_deterministic() {
     let d = tempfile::tempdir().unwrap();

@@ -103,8 +103,14 @@ fn read_text_into(r: impl Read, cap: u64, mut bytes: Vec<u8>) -> Result<String, 
 /// cap and a byte): at most that is held.
 pub fn read_file_text(path: &std::path::Path, cap: u64) -> Result<String, String> {
     let f = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
-    let size = f.metadata().map_or(0, |m| m.len()).min(cap.saturating_add(1));
-    read_text_into(f, cap, Vec::with_capacity(size as usize))
+    let size = f.metadata().map_or(0, |m| m.len());
+    read_sized_text(f, size, cap)
+}
+
+/// [`read_text`] of a file of `size` bytes (its buffer made once to that size, at most the
+/// cap and a byte: at most that is held).
+pub fn read_sized_text(r: impl Read, size: u64, cap: u64) -> Result<String, String> {
+    read_text_into(r, cap, Vec::with_capacity(size.min(cap.saturating_add(1)) as usize))
 }
 
 #[cfg(test)]

@@ -262,18 +262,18 @@ fn threads() -> usize {
     std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
 }
 
-/// The problems of the listed files, hashed on `threads` threads; in manifest order.
+/// The problems of the listed files `entries` (in manifest order), hashed on `threads`
+/// threads; in their order.
 /// `regular`: the regular files a walk of the campaign found without following links; a
 /// listed file outside it is missing or not a file, and is never opened.
 fn check_listed(
     campaign_dir: &Path,
-    m: &Manifest,
+    entries: Vec<(&String, &String)>,
     regular: &std::collections::HashSet<&str>,
     odd: &Odd,
     threads: usize,
 ) -> Vec<Problem> {
     use std::os::unix::fs::OpenOptionsExt;
-    let entries: Vec<(&String, &String)> = m.iter().collect();
     let check = |(rel, expected): (&String, &String)| -> Option<Problem> {
         if !regular.contains(rel.as_str()) {
             return Some(match odd.iter().find(|(p, _)| p == rel) {
@@ -330,22 +330,169 @@ pub fn verify_with_threads(campaign_dir: &Path, threads: usize) -> Result<Vec<Pr
     let (on_disk, odd) = entries(campaign_dir, Path::new(""))
         .map_err(|source| ManifestError::Io { path: campaign_dir.to_path_buf(), source })?;
     let regular: std::collections::HashSet<&str> = on_disk.iter().map(String::as_str).collect();
-    let mut problems = check_listed(campaign_dir, &m, &regular, &odd, threads);
+    let mut problems = check_listed(campaign_dir, m.iter().collect(), &regular, &odd, threads);
     for (path, what) in odd {
         if !m.contains_key(&path) {
             problems.push(Problem::NotAFile { path, what: what.to_string() });
         }
     }
     for rel in on_disk {
-        let ignored = rel == MANIFEST
-            || rel.starts_with(&format!("{QUARANTINE_DIR}/"))
-            || rel.split('/').any(|c| c.starts_with('.'))
-            || rel == "README.md";
-        if !ignored && !m.contains_key(&rel) {
+        if !unlisted_allowed(&rel) && !m.contains_key(&rel) {
             problems.push(Problem::Extra(rel));
         }
     }
     Ok(problems)
+}
+
+/// A file that may be in the campaign directory without being listed: the manifest itself,
+/// dot-files left by an interrupted write, `quarantine/` and a `README.md`.
+fn unlisted_allowed(rel: &str) -> bool {
+    rel == MANIFEST
+        || rel.starts_with(&format!("{QUARANTINE_DIR}/"))
+        || rel.split('/').any(|c| c.starts_with('.'))
+        || rel == "README.md"
+}
+
+/// A campaign verified in one pass with its reading: [`OnePass::begin`] checks which files
+/// the campaign holds against its manifest (none missing, none extra, each a regular file)
+/// without reading them; each file a reader opens through [`OnePass::open`] is hashed as it
+/// is read (and, when the reader stops short of its end, read to its end and hashed as it is
+/// dropped); [`OnePass::finish`] hashes the listed files no reader read and gives the same
+/// problems [`verify`] gives. Nothing read through it may be used unless `finish` finds none:
+/// every byte a reader was handed was hashed, and its file's sum compared with the manifest.
+pub struct OnePass {
+    dir: PathBuf,
+    manifest: Manifest,
+    /// The regular files the walk found.
+    regular: std::collections::HashSet<String>,
+    /// Per file read to its end: its sum, or the first that differs from the manifest's when
+    /// it was read more than once.
+    sums: std::sync::Mutex<std::collections::HashMap<String, String>>,
+}
+
+impl OnePass {
+    /// Reads the manifest and walks the campaign directory. `Ok(Err(problems))` when a listed
+    /// file is missing or not a regular file, or a file is not listed: the problems are then
+    /// [`verify`]'s, every file hashed.
+    pub fn begin(campaign_dir: &Path) -> Result<Result<OnePass, Vec<Problem>>, ManifestError> {
+        let m = read(campaign_dir)?;
+        let (on_disk, odd) = entries(campaign_dir, Path::new(""))
+            .map_err(|source| ManifestError::Io { path: campaign_dir.to_path_buf(), source })?;
+        let regular: std::collections::HashSet<String> = on_disk.into_iter().collect();
+        let differs = !odd.is_empty()
+            || m.keys().any(|rel| !regular.contains(rel))
+            || regular.iter().any(|rel| !unlisted_allowed(rel) && !m.contains_key(rel));
+        if differs {
+            return verify(campaign_dir).map(Err);
+        }
+        let sums = std::sync::Mutex::new(std::collections::HashMap::with_capacity(m.len()));
+        Ok(Ok(OnePass { dir: campaign_dir.to_path_buf(), manifest: m, regular, sums }))
+    }
+
+    /// Opens the listed file at `path` (inside the campaign directory, not through a link),
+    /// its bytes hashed as they are read. A file the manifest does not list is not opened.
+    pub fn open(&self, path: &Path) -> io::Result<HashedFile<'_>> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let rel = path
+            .strip_prefix(&self.dir)
+            .ok()
+            .and_then(Path::to_str)
+            .filter(|rel| self.manifest.contains_key(*rel))
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("not listed in {MANIFEST}")))?;
+        let file = fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(path)?;
+        Ok(HashedFile { file, hash: Sha256::new(), at_end: false, rel: rel.to_string(), pass: self })
+    }
+
+    /// Keeps the sum of a file read whole: the first that differs from the manifest's wins.
+    fn record(&self, rel: String, sum: String) {
+        let mut sums = self.sums.lock().unwrap_or_else(|e| e.into_inner());
+        let expected = self.manifest.get(&rel);
+        match sums.get(&rel) {
+            Some(kept) if Some(kept) != expected => {}
+            _ => {
+                sums.insert(rel, sum);
+            }
+        }
+    }
+
+    /// The campaign's problems, in [`verify`]'s order: the listed files that no reader read to
+    /// its end are hashed now (on every core), and every sum is compared with the manifest.
+    pub fn finish(self) -> Vec<Problem> {
+        self.finish_with_threads(threads())
+    }
+
+    /// [`OnePass::finish`] hashing on `threads` threads.
+    pub fn finish_with_threads(self, threads: usize) -> Vec<Problem> {
+        let sums = self.sums.into_inner().unwrap_or_else(|e| e.into_inner());
+        let regular: std::collections::HashSet<&str> = self.regular.iter().map(String::as_str).collect();
+        let unread: Vec<(&String, &String)> =
+            self.manifest.iter().filter(|(rel, _)| !sums.contains_key(*rel)).collect();
+        let mut problems = check_listed(&self.dir, unread, &regular, &Odd::new(), threads);
+        for (rel, actual) in sums {
+            let expected = &self.manifest[&rel];
+            if actual != *expected {
+                problems.push(Problem::Altered { path: rel, expected: expected.clone(), actual });
+            }
+        }
+        problems.sort_by(|a, b| a.path().cmp(b.path()));
+        problems
+    }
+}
+
+/// A file of a campaign opened by [`OnePass::open`]: its bytes are hashed as they are read;
+/// once dropped, its sum (read to its end) is the pass's.
+pub struct HashedFile<'a> {
+    file: fs::File,
+    hash: Sha256,
+    at_end: bool,
+    rel: String,
+    pass: &'a OnePass,
+}
+
+impl HashedFile<'_> {
+    /// The file's size, as its metadata gives it.
+    pub fn size(&self) -> io::Result<u64> {
+        self.file.metadata().map(|m| m.len())
+    }
+}
+
+impl Read for HashedFile<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.file.read(buf)?;
+        self.hash.update(&buf[..n]);
+        self.at_end |= n == 0 && !buf.is_empty();
+        Ok(n)
+    }
+}
+
+impl Drop for HashedFile<'_> {
+    /// Reads the rest of the file, hashing it, and hands its sum to the pass; a file that
+    /// cannot be read to its end gives none (the pass hashes it again, and says why not).
+    fn drop(&mut self) {
+        if !self.at_end {
+            let mut buf = vec![0u8; 1 << 16];
+            loop {
+                match self.file.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => self.hash.update(&buf[..n]),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(_) => return,
+                }
+            }
+        }
+        let sum = hex(&std::mem::take(&mut self.hash).finalize());
+        self.pass.record(std::mem::take(&mut self.rel), sum);
+    }
+}
+
+impl Problem {
+    /// The file the problem is of.
+    pub fn path(&self) -> &str {
+        match self {
+            Problem::Missing(p) | Problem::Extra(p) => p,
+            Problem::Altered { path, .. } | Problem::Unreadable { path, .. } | Problem::NotAFile { path, .. } => path,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -392,6 +539,83 @@ mod tests {
         for t in [2, 3, 8, 64] {
             assert_eq!(verify_with_threads(d.path(), t).unwrap(), one, "{t} threads");
         }
+    }
+
+    /// A campaign of `n` runs, each with files `a` (small) and `b` (larger than a read).
+    fn campaign(n: usize) -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        for i in 0..n {
+            let run = d.path().join(format!("runs/r{i}"));
+            fs::create_dir_all(&run).unwrap();
+            fs::write(run.join("a"), format!("run {i}")).unwrap();
+            fs::write(run.join("b"), vec![i as u8; 200_000]).unwrap();
+        }
+        add_dir(d.path(), "runs").unwrap();
+        d
+    }
+
+    fn read_some(pass: &OnePass, path: &Path, bytes: usize) {
+        let mut f = pass.open(path).unwrap();
+        let mut buf = vec![0u8; bytes];
+        let mut got = 0;
+        while got < bytes {
+            match f.read(&mut buf[got..]).unwrap() {
+                0 => break,
+                n => got += n,
+            }
+        }
+    }
+
+    #[test]
+    fn one_pass_hashes_what_is_read_and_what_is_not() {
+        let d = campaign(4);
+        // Some files read whole, some in part, some not at all: no problem.
+        let pass = OnePass::begin(d.path()).unwrap().unwrap();
+        read_some(&pass, &d.path().join("runs/r0/a"), 1 << 20);
+        read_some(&pass, &d.path().join("runs/r0/b"), 10);
+        read_some(&pass, &d.path().join("runs/r1/b"), 1 << 20);
+        read_some(&pass, &d.path().join("runs/r1/b"), 0);
+        assert_eq!(pass.finish(), vec![]);
+        // A file outside the manifest is not opened.
+        let pass = OnePass::begin(d.path()).unwrap().unwrap();
+        let e = pass.open(&d.path().join("SHA256SUMS")).err().unwrap();
+        assert!(e.to_string().contains("not listed"), "{e}");
+    }
+
+    #[test]
+    fn one_pass_finds_the_files_changed_before_or_while_they_are_read() {
+        let d = campaign(4);
+        fs::write(d.path().join("runs/r0/a"), "altered before").unwrap();
+        fs::write(d.path().join("runs/r2/a"), "altered, never read").unwrap();
+        let pass = OnePass::begin(d.path()).unwrap().unwrap();
+        read_some(&pass, &d.path().join("runs/r0/a"), 1 << 20);
+        read_some(&pass, &d.path().join("runs/r1/b"), 10);
+        // Changed between two reads of it: the read that differs is kept.
+        read_some(&pass, &d.path().join("runs/r3/b"), 1 << 20);
+        fs::write(d.path().join("runs/r3/b"), b"altered between two reads").unwrap();
+        read_some(&pass, &d.path().join("runs/r3/b"), 1 << 20);
+        // Changed after its first bytes were read: the rest is read as the reader is dropped.
+        let mut f = pass.open(&d.path().join("runs/r1/b")).unwrap();
+        f.read_exact(&mut [0u8; 100]).unwrap();
+        fs::OpenOptions::new().append(true).open(d.path().join("runs/r1/b")).unwrap().write_all(b"more").unwrap();
+        drop(f);
+        let problems = pass.finish();
+        let paths: Vec<&str> = problems.iter().map(Problem::path).collect();
+        assert_eq!(paths, ["runs/r0/a", "runs/r1/b", "runs/r2/a", "runs/r3/b"], "{problems:?}");
+        assert!(problems.iter().all(|p| matches!(p, Problem::Altered { .. })), "{problems:?}");
+        assert_eq!(problems, verify(d.path()).unwrap());
+    }
+
+    #[test]
+    fn one_pass_begins_only_when_the_files_are_those_listed() {
+        let d = campaign(3);
+        fs::write(d.path().join("runs/r0/a"), "altered").unwrap();
+        fs::remove_file(d.path().join("runs/r1/a")).unwrap();
+        fs::write(d.path().join("runs/r2/extra"), "").unwrap();
+        // Every problem, as verify gives them (the altered file's too).
+        let problems = OnePass::begin(d.path()).unwrap().err().unwrap();
+        assert_eq!(problems.len(), 3, "{problems:?}");
+        assert_eq!(problems, verify(d.path()).unwrap());
     }
 
     #[test]
