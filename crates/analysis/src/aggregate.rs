@@ -571,28 +571,57 @@ pub(crate) fn interference(workloads: &[WorkloadResult]) -> Vec<InterferenceCell
     out
 }
 
+/// Per configuration, whether its modes are compared by STP (`true`) or by raw throughput,
+/// and each mode's best value: a polars query over the workloads (configuration, mode,
+/// median STP, median aggregate throughput).
+///
+/// Jobs of different models weigh alike when each is counted against its model alone (raw
+/// images per second would favour a mode that starves the slower model); raw throughput
+/// only where some measured workload of the configuration lacks that reference.
+fn best_per_mode(workloads: &[WorkloadResult]) -> Result<BTreeMap<String, (bool, BTreeMap<String, f64>)>> {
+    use polars::prelude::{col, when, IntoLazy, SortMultipleOptions};
+    let mut frame = FrameBuilder::new(&["config", "mode"], &["stp", "throughput"]);
+    for w in workloads {
+        let median = |s: Option<Stats>| s.map(|s| s.median);
+        frame.push(
+            &[w.config.clone(), w.mode.to_string()],
+            &[median(w.stats.aggregate_ratio), median(w.stats.aggregate_throughput)],
+        );
+    }
+    let by_stp = col("throughput").is_null().or(col("stp").is_not_null()).all(true).over([col("config")])?;
+    let best = frame
+        .finish()?
+        .lazy()
+        .with_column(by_stp.alias("by_stp"))
+        .with_column(when(col("by_stp")).then(col("stp")).otherwise(col("throughput")).alias("value"))
+        .group_by([col("config"), col("mode")])
+        .agg([col("by_stp").first(), col("value").max()])
+        .sort(["config", "mode"], SortMultipleOptions::default())
+        .collect()?;
+    let (config, mode) = (best.column("config")?.str()?, best.column("mode")?.str()?);
+    let (by_stp, value) = (best.column("by_stp")?.bool()?, best.column("value")?.f64()?);
+    let mut out: BTreeMap<String, (bool, BTreeMap<String, f64>)> = BTreeMap::new();
+    for i in 0..best.height() {
+        let (Some(c), Some(m)) = (config.get(i), mode.get(i)) else { continue };
+        let e = out.entry(c.to_string()).or_insert((by_stp.get(i).unwrap_or(true), BTreeMap::new()));
+        if let Some(v) = value.get(i) {
+            e.1.insert(m.to_string(), v);
+        }
+    }
+    Ok(out)
+}
+
 /// The collocation modes of each configuration with more than one job, side by side.
-pub(crate) fn comparisons(workloads: &[WorkloadResult]) -> Vec<ModeComparison> {
+pub(crate) fn comparisons(workloads: &[WorkloadResult]) -> Result<Vec<ModeComparison>> {
     let mut by_config: BTreeMap<&str, Vec<&WorkloadResult>> = BTreeMap::new();
     for w in workloads {
         by_config.entry(w.config.as_str()).or_default().push(w);
     }
+    let mut best_of = best_per_mode(workloads)?;
     let mut out = Vec::new();
     for (config, ws) in by_config {
         let first = ws[0];
-        // Jobs of different models weigh alike when each is counted against its model alone
-        // (raw images per second would favour a mode that starves the slower model); raw
-        // throughput only where some measured workload lacks that reference.
-        let normalised =
-            ws.iter().filter(|w| w.stats.aggregate_throughput.is_some()).all(|w| w.stats.aggregate_ratio.is_some());
-        let mut best: BTreeMap<String, f64> = BTreeMap::new();
-        for w in &ws {
-            let value = if normalised { w.stats.aggregate_ratio } else { w.stats.aggregate_throughput };
-            if let Some(s) = value {
-                let e = best.entry(w.mode.to_string()).or_insert(s.median);
-                *e = e.max(s.median);
-            }
-        }
+        let (normalised, best) = best_of.remove(config).unwrap_or((true, BTreeMap::new()));
         let get = |m: Mode| best.get(m.as_str()).copied();
         let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
             (Some(a), Some(b)) if b > 0.0 => Some(a / b),
@@ -630,5 +659,5 @@ pub(crate) fn comparisons(workloads: &[WorkloadResult]) -> Vec<ModeComparison> {
                 .any(|w| w.mode == Mode::Mig && (!w.feasible || w.status == RunStatus::Infeasible)),
         });
     }
-    out
+    Ok(out)
 }

@@ -138,7 +138,7 @@ fn analyse_read(campaign_dir: &Path, plan: Option<&Plan>, pass: &OnePass) -> Res
     let baselines = aggregate::baselines(&results, &workloads)?;
     aggregate::apply_baselines(&mut results, &workloads, &baselines);
     let workload_results = aggregate::workload_results(&results, &workloads)?;
-    let comparisons = aggregate::comparisons(&workload_results);
+    let comparisons = aggregate::comparisons(&workload_results)?;
     let interference = aggregate::interference(&workload_results);
     let protocol_validation = protocols::validation(&workload_results, &run_protocols);
 
