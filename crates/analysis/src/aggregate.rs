@@ -571,6 +571,9 @@ pub(crate) fn interference(workloads: &[WorkloadResult]) -> Vec<InterferenceCell
     out
 }
 
+/// Per configuration: compared by STP (`true`) or raw throughput, and each mode's best value.
+type BestPerMode = BTreeMap<String, (bool, BTreeMap<String, f64>)>;
+
 /// Per configuration, whether its modes are compared by STP (`true`) or by raw throughput,
 /// and each mode's best value: a polars query over the workloads (configuration, mode,
 /// median STP, median aggregate throughput).
@@ -578,7 +581,7 @@ pub(crate) fn interference(workloads: &[WorkloadResult]) -> Vec<InterferenceCell
 /// Jobs of different models weigh alike when each is counted against its model alone (raw
 /// images per second would favour a mode that starves the slower model); raw throughput
 /// only where some measured workload of the configuration lacks that reference.
-fn best_per_mode(workloads: &[WorkloadResult]) -> Result<BTreeMap<String, (bool, BTreeMap<String, f64>)>> {
+fn best_per_mode(workloads: &[WorkloadResult]) -> Result<BestPerMode> {
     use polars::prelude::{col, when, IntoLazy, SortMultipleOptions};
     let mut frame = FrameBuilder::new(&["config", "mode"], &["stp", "throughput"]);
     for w in workloads {
@@ -600,7 +603,7 @@ fn best_per_mode(workloads: &[WorkloadResult]) -> Result<BTreeMap<String, (bool,
         .collect()?;
     let (config, mode) = (best.column("config")?.str()?, best.column("mode")?.str()?);
     let (by_stp, value) = (best.column("by_stp")?.bool()?, best.column("value")?.f64()?);
-    let mut out: BTreeMap<String, (bool, BTreeMap<String, f64>)> = BTreeMap::new();
+    let mut out = BestPerMode::new();
     for i in 0..best.height() {
         let (Some(c), Some(m)) = (config.get(i), mode.get(i)) else { continue };
         let e = out.entry(c.to_string()).or_insert((by_stp.get(i).unwrap_or(true), BTreeMap::new()));
