@@ -9,7 +9,6 @@ mod package;
 mod plan;
 mod reproduce;
 mod run;
-mod scale;
 mod smoke;
 mod validate;
 

@@ -13,19 +13,19 @@ use std::process::Command;
 use std::time::Instant;
 
 /// The telemetry rate of the generated campaigns (the runner's default).
-pub const SAMPLE_HZ: u32 = 10;
+pub(crate) const SAMPLE_HZ: u32 = 10;
 
 /// Repetitions of every workload of the generated campaigns.
 const REPETITIONS: u32 = 2;
 
 /// What a generated campaign is.
-pub struct Generated {
-    pub dir: PathBuf,
-    pub ok_runs: usize,
-    pub window_seconds: u32,
+pub(crate) struct Generated {
+    pub(crate) dir: PathBuf,
+    pub(crate) ok_runs: usize,
+    pub(crate) window_seconds: u32,
     /// Whole-GPU telemetry rows over all runs.
-    pub samples: u64,
-    pub seconds: f64,
+    pub(crate) samples: u64,
+    pub(crate) seconds: f64,
 }
 
 /// The fixture options of a campaign with about `samples` whole-GPU telemetry rows, and its
@@ -50,7 +50,7 @@ fn options(project: &Path, samples: f64) -> Result<(FixtureOptions, usize)> {
 
 /// Writes a campaign of about `samples` telemetry rows under `into` (a new directory), with
 /// the workloads of the project at `project`.
-pub fn generate(project: &Path, samples: f64, into: &Path) -> Result<Generated> {
+pub(crate) fn generate(project: &Path, samples: f64, into: &Path) -> Result<Generated> {
     let (opts, ok_runs) = options(project, samples)?;
     let root = into.join(format!("samples-{samples:.0e}"));
     std::fs::create_dir_all(&root)?;
@@ -67,18 +67,18 @@ pub fn generate(project: &Path, samples: f64, into: &Path) -> Result<Generated> 
 
 /// A peer: a Python script beside ours that computes the same per-run and per-workload
 /// aggregates from the same files, in another engine.
-pub struct Peer {
+pub(crate) struct Peer {
     /// Its name in the bench's output.
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// The script, relative to the project root.
-    pub script: &'static str,
+    pub(crate) script: &'static str,
     /// The modules it imports (checked before it is run).
-    pub modules: &'static str,
+    pub(crate) modules: &'static str,
 }
 
 /// The peers, in the order the bench prints them: pandas, DuckDB (SQL over the raw files),
 /// polars' lazy API; each pinned in `benchmarks/requirements.txt`.
-pub static PEERS: [Peer; 3] = [
+pub(crate) static PEERS: [Peer; 3] = [
     Peer { name: "pandas", script: "benchmarks/pandas_analysis.py", modules: "pandas, numpy" },
     Peer { name: "duckdb", script: "benchmarks/duckdb_analysis.py", modules: "duckdb" },
     Peer { name: "polars", script: "benchmarks/polars_analysis.py", modules: "polars" },
@@ -86,16 +86,16 @@ pub static PEERS: [Peer; 3] = [
 
 /// What a peer's script printed: its runs, peak resident kB (`ru_maxrss`) and its own seconds
 /// (after its imports), and the wall time around it (interpreter start and imports included).
-pub struct PeerRun {
-    pub runs: usize,
-    pub peak_kb: u64,
-    pub own: f64,
-    pub wall: f64,
+pub(crate) struct PeerRun {
+    pub(crate) runs: usize,
+    pub(crate) peak_kb: u64,
+    pub(crate) own: f64,
+    pub(crate) wall: f64,
 }
 
 impl Peer {
     /// Whether `python3` can import the peer's modules; the one line that says why not.
-    pub fn available(&self) -> Result<(), String> {
+    pub(crate) fn available(&self) -> Result<(), String> {
         match Command::new("python3").args(["-c", &format!("import {}", self.modules)]).output() {
             Ok(o) if o.status.success() => Ok(()),
             Ok(o) => {
@@ -112,7 +112,7 @@ impl Peer {
     }
 
     /// Runs `python3 SCRIPT DIR OUT` in a child process.
-    pub fn run(&self, root: &Path, dir: &Path, out: &Path) -> Result<PeerRun> {
+    pub(crate) fn run(&self, root: &Path, dir: &Path, out: &Path) -> Result<PeerRun> {
         let t = Instant::now();
         let o = Command::new("python3")
             .arg(root.join(self.script))
@@ -136,7 +136,7 @@ impl Peer {
 
 /// The figures of a child's last output line (`key=value` words), by key; `who` names the
 /// child in the error when one is missing.
-pub fn figures_line<'a>(stdout: &[u8], who: &'a str) -> impl Fn(&str) -> Result<f64> + 'a {
+pub(crate) fn figures_line<'a>(stdout: &[u8], who: &'a str) -> impl Fn(&str) -> Result<f64> + 'a {
     let line = String::from_utf8_lossy(stdout).lines().last().unwrap_or("").to_string();
     move |k: &str| {
         line.split_whitespace()
@@ -148,7 +148,7 @@ pub fn figures_line<'a>(stdout: &[u8], who: &'a str) -> impl Fn(&str) -> Result<
 
 /// The values every engine computes, per ok run and per workload, as JSON in the shape the
 /// peers' scripts write.
-pub fn dump(results: &colloc_analysis::Results) -> Result<Value> {
+pub(crate) fn dump(results: &colloc_analysis::Results) -> Result<Value> {
     let mut runs = Map::new();
     for r in results.runs.iter().filter(|r| r.status == colloc_trace::meta::RunStatus::Ok && !r.superseded) {
         let u = r.utilisation.as_ref();
@@ -183,20 +183,20 @@ pub fn dump(results: &colloc_analysis::Results) -> Result<Value> {
 /// How two dumps compare: the values compared and the largest relative difference (with
 /// where it is).
 #[derive(Debug)]
-pub struct Agreement {
-    pub values: usize,
-    pub max_rel: f64,
-    pub worst: String,
+pub(crate) struct Agreement {
+    pub(crate) values: usize,
+    pub(crate) max_rel: f64,
+    pub(crate) worst: String,
 }
 
 /// Compares every number of `ours` with the same place in `theirs` (the dump of the engine
 /// named `who`): both must have the same runs and workloads, and the same places null.
-pub fn agreement(ours: &Value, theirs: &Value, who: &str) -> Result<Agreement> {
+pub(crate) fn agreement(ours: &Value, theirs: &Value, who: &str) -> Result<Agreement> {
     agreement_between(ours, "ours", theirs, who)
 }
 
 /// [`agreement`] of the dumps of any two engines, named in its messages.
-pub fn agreement_between(x: &Value, x_name: &str, y: &Value, y_name: &str) -> Result<Agreement> {
+pub(crate) fn agreement_between(x: &Value, x_name: &str, y: &Value, y_name: &str) -> Result<Agreement> {
     let mut a = Agreement { values: 0, max_rel: 0.0, worst: String::new() };
     walk(x, y, String::new(), (x_name, y_name), &mut a)?;
     Ok(a)
@@ -274,13 +274,13 @@ mod tests {
             Ok(()) => panic!("a module that does not exist was imported"),
         }
         for p in &PEERS {
-            assert!(crate::project_root().unwrap().join(p.script).is_file(), "{} is missing", p.script);
+            assert!(colloc_spec::names::project_root().unwrap().join(p.script).is_file(), "{} is missing", p.script);
         }
     }
 
     #[test]
     fn a_generated_campaign_holds_the_samples_asked_for() {
-        let (opts, ok) = options(&crate::project_root().unwrap(), 1e5).unwrap();
+        let (opts, ok) = options(&colloc_spec::names::project_root().unwrap(), 1e5).unwrap();
         assert_eq!(ok, testkit::ok_runs(&opts).unwrap());
         let ok = ok as f64;
         let rows = testkit::telemetry_samples(&opts) as f64 * ok;
