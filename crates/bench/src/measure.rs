@@ -440,8 +440,8 @@ fn generated_section(root: &Path, sizes: &[f64], scratch: &Path, keep: bool) -> 
     println!(
         "generated campaigns (the whole h200-quick plan, {} repetitions, protocol 2, telemetry and process samples at {} Hz): \
          ours = verify + analyse + claims + render in memory (child process); the peers compute the same per-run and \
-         per-workload aggregates from the same files (pandas: benchmarks/pandas_analysis.py; duckdb: SQL over the raw \
-         files, benchmarks/duckdb_analysis.py; polars: lazy API, benchmarks/polars_analysis.py), each in a python3 child \
+         per-workload aggregates from the same files (pandas: benchmarks/tools/pandas_analysis.py; duckdb: SQL over the raw \
+         files, benchmarks/tools/duckdb_analysis.py; polars: lazy API, benchmarks/tools/polars_analysis.py), each in a python3 child \
          process (time: its wall time, interpreter start and imports included; peak: its ru_maxrss); ÷ours: the peer's \
          time over ours (above 1: ours is faster), whole, verify + analyse (v+a), analyse alone (a); one run each, warm \
          page cache",

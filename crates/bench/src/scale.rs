@@ -2,7 +2,7 @@
 //! (the real planner's whole `h200-quick` plan, protocol 2, per-iteration records,
 //! telemetry and process samples at 10 Hz) with its windows stretched until the campaign holds
 //! a given number of whole-GPU telemetry samples; the peers, scripts that compute the same
-//! aggregates from the same files with pandas, DuckDB and polars (`benchmarks/*_analysis.py`);
+//! aggregates from the same files with pandas, DuckDB and polars (`benchmarks/tools/*_analysis.py`);
 //! and the check that every engine gives the same numbers.
 
 use anyhow::{bail, ensure, Context, Result};
@@ -79,9 +79,9 @@ pub(crate) struct Peer {
 /// The peers, in the order the bench prints them: pandas, DuckDB (SQL over the raw files),
 /// polars' lazy API; each pinned in `benchmarks/requirements.txt`.
 pub(crate) static PEERS: [Peer; 3] = [
-    Peer { name: "pandas", script: "benchmarks/pandas_analysis.py", modules: "pandas, numpy" },
-    Peer { name: "duckdb", script: "benchmarks/duckdb_analysis.py", modules: "duckdb" },
-    Peer { name: "polars", script: "benchmarks/polars_analysis.py", modules: "polars" },
+    Peer { name: "pandas", script: "benchmarks/tools/pandas_analysis.py", modules: "pandas, numpy" },
+    Peer { name: "duckdb", script: "benchmarks/tools/duckdb_analysis.py", modules: "duckdb" },
+    Peer { name: "polars", script: "benchmarks/tools/polars_analysis.py", modules: "polars" },
 ];
 
 /// What a peer's script printed: its runs, peak resident kB (`ru_maxrss`) and its own seconds

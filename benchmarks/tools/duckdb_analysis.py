@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """The aggregates of a protocol-2 campaign computed with DuckDB: the same per-run and
-per-workload values as `benchmarks/pandas_analysis.py` (its docstring says what they are),
+per-workload values as `benchmarks/tools/pandas_analysis.py` (its docstring says what they are),
 computed in SQL straight over the raw trace files through DuckDB's Python API: `read_json` of
 every ok run's `meta.json` and of its jobs' event logs, `read_csv` of its gzip-compressed
 telemetry and process samples (gzip is recognised by the file name). It shares no code with
 crates/analysis nor with the pandas script; `cargo xtask bench` times it beside our verify +
 analyse and checks that every engine gives the same numbers.
 
-    python3 benchmarks/duckdb_analysis.py CAMPAIGN_DIR OUT.json
+    python3 benchmarks/tools/duckdb_analysis.py CAMPAIGN_DIR OUT.json
 
 Writes OUT.json ({"runs": {run_id: {...}}, "workloads": {id: {...}}}, the pandas script's
 shape) and prints one line: `runs=N peak_kb=K seconds=S`. DuckDB uses every core it is given.

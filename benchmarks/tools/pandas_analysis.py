@@ -5,7 +5,7 @@ logs read line by line, numpy for the per-iteration crediting. It shares no code
 crates/analysis; `cargo xtask bench` times it beside our verify + analyse and checks that both
 give the same numbers.
 
-    python3 benchmarks/pandas_analysis.py CAMPAIGN_DIR OUT.json
+    python3 benchmarks/tools/pandas_analysis.py CAMPAIGN_DIR OUT.json
 
 Per ok run, over the common window [release_mono, window_end_mono] of its meta.json:
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The aggregates of a protocol-2 campaign computed with polars' lazy API: the same per-run and
-per-workload values as `benchmarks/pandas_analysis.py` (its docstring says what they are).
+per-workload values as `benchmarks/tools/pandas_analysis.py` (its docstring says what they are).
 Every ok run's event logs are scanned with `scan_ndjson` and its gzip-compressed telemetry and
 process samples with `scan_csv`; the crediting of iterations to the window, the window's
 telemetry and CPU sums, the same-host baselines and the medians are one lazy query each,
@@ -9,7 +9,7 @@ polars does not scan) are read with the json module. It shares no code with crat
 nor with the other scripts; `cargo xtask bench` times it beside our verify + analyse and
 checks that every engine gives the same numbers.
 
-    python3 benchmarks/polars_analysis.py CAMPAIGN_DIR OUT.json
+    python3 benchmarks/tools/polars_analysis.py CAMPAIGN_DIR OUT.json
 
 Writes OUT.json ({"runs": {run_id: {...}}, "workloads": {id: {...}}}, the pandas script's
 shape) and prints one line: `runs=N peak_kb=K seconds=S`. polars uses every core it is given.
