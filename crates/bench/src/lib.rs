@@ -6,7 +6,7 @@
 //!   each in a child process: `cargo xtask bench-analyse-child`, [`child_main`]), and ours
 //!   against its peers on generated campaigns;
 //! - `scale`: the generated campaigns (the analysis testkit's fixture writer at a given
-//!   number of samples), the peers (pandas, DuckDB and polars scripts in `benchmarks/`) and
+//!   number of samples), the peers (pandas, DuckDB and polars scripts in `benchmarks/tools/`) and
 //!   the check that every engine gives the same numbers.
 //!
 //! It asserts no speed: the figures go to `BENCHMARKS.md`.
