@@ -7,11 +7,24 @@ mod common;
 use colloc_analysis::{ProtocolValidation, Results, RunResult, Stats, WorkloadResult};
 use colloc_trace::Mode;
 
+fn plan(campaign: &str) -> colloc_plan::Plan {
+    let project = colloc_spec::load_project(&common::root()).expect("the project loads");
+    colloc_plan::plan_project_campaign(&project, campaign, None).expect("the campaign's plan")
+}
+
+/// The traces in `data/<dir>` analysed with `plan`.
+fn results_of(plan: &colloc_plan::Plan, dir: &str) -> Results {
+    colloc_analysis::analyse(&common::root().join("data").join(dir), Some(plan)).expect("the traces")
+}
+
 fn results(campaign: &str) -> Results {
-    let root = common::root();
-    let project = colloc_spec::load_project(&root).expect("the project loads");
-    let plan = colloc_plan::plan_project_campaign(&project, campaign, None).expect("the campaign's plan");
-    colloc_analysis::analyse(&root.join("data").join(campaign), Some(&plan)).expect("the shipped traces")
+    results_of(&plan(campaign), campaign)
+}
+
+/// The project's file `rel` with one line per paragraph (the documents wrap their lines).
+fn text_of(rel: &str) -> String {
+    let text = std::fs::read_to_string(common::root().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    text.split("\n\n").map(|p| p.split_whitespace().collect::<Vec<_>>().join(" ")).collect::<Vec<_>>().join("\n")
 }
 
 fn workload<'a>(r: &'a Results, id: &str) -> &'a WorkloadResult {
@@ -555,11 +568,7 @@ fn check_readme(campaign: &str, phrases: fn(&Results) -> Vec<String>) {
 
 /// Each phrase of `phrases`, from `campaign`'s traces, is in the project's file `rel`.
 fn check_text(rel: &str, campaign: &str, phrases: fn(&Results) -> Vec<String>) {
-    let readme_path = common::root().join(rel);
-    let readme = std::fs::read_to_string(&readme_path).expect("the README");
-    // One line per paragraph: the README wraps its lines.
-    let text =
-        readme.split("\n\n").map(|p| p.split_whitespace().collect::<Vec<_>>().join(" ")).collect::<Vec<_>>().join("\n");
+    let text = text_of(rel);
     let missing: Vec<String> = phrases(&results(campaign)).into_iter().filter(|p| !text.contains(p.as_str())).collect();
     assert!(
         missing.is_empty(),
@@ -823,10 +832,7 @@ fn the_h200_epochs_5_readme_quotes_the_traces() {
 
 /// `h200-hosts`'s plan analysed over the traces in `data/<dir>` (the campaign or its rerun).
 fn results_in(campaign: &str, dir: &str) -> Results {
-    let root = common::root();
-    let project = colloc_spec::load_project(&root).expect("the project loads");
-    let plan = colloc_plan::plan_project_campaign(&project, campaign, None).expect("the campaign's plan");
-    colloc_analysis::analyse(&root.join("data").join(dir), Some(&plan)).expect("the traces")
+    results_of(&plan(campaign), dir)
 }
 
 /// What `data/h200-hosts/README.md` quotes of both hosts: STP with its interval per workload,
@@ -872,11 +878,6 @@ fn phrases_h200_hosts(first: &Results) -> Vec<String> {
 #[test]
 fn the_h200_hosts_readme_quotes_the_traces() {
     check_readme("h200-hosts", phrases_h200_hosts);
-}
-
-fn plan(campaign: &str) -> colloc_plan::Plan {
-    let project = colloc_spec::load_project(&common::root()).expect("the project loads");
-    colloc_plan::plan_project_campaign(&project, campaign, None).expect("the campaign's plan")
 }
 
 /// How far `h200-paper` has come on CIFAR-10-like files, as the README's campaign table says
@@ -943,15 +944,14 @@ fn phrases_readme_campaigns() -> Vec<String> {
             "about {} of GPU time estimated without the MIG runs",
             colloc_reproduce::duration(paper.totals.estimated_gpu_seconds - mig)
         ),
-        cifar_files_so_far(&paper, &results("h200-paper")),
+        cifar_files_so_far(&paper, &results_of(&paper, "h200-paper")),
     ]
 }
 
 /// The project's README quotes its campaigns' traces and plans.
 #[test]
 fn the_readme_quotes_the_campaigns() {
-    let readme = std::fs::read_to_string(common::root().join("README.md")).expect("the README");
-    let text = readme.split_whitespace().collect::<Vec<_>>().join(" ");
+    let text = text_of("README.md");
     let missing: Vec<String> = phrases_readme_campaigns().into_iter().filter(|p| !text.contains(p.as_str())).collect();
     assert!(
         missing.is_empty(),
@@ -968,7 +968,6 @@ fn the_h200_hosts_rerun_readme_counts_its_runs() {
     let all = if ok == r.runs.len() { "all `ok`".to_string() } else { format!("{ok} `ok`") };
     let minutes = r.runs.iter().map(colloc_reproduce::appendix::run_seconds).sum::<f64>() / 60.0;
     let phrase = format!("{} runs, {all}, {minutes:.1} minutes of GPU time", r.runs.len());
-    let readme = std::fs::read_to_string(common::root().join("data/h200-hosts-rerun/README.md")).expect("the README");
-    let text = readme.split_whitespace().collect::<Vec<_>>().join(" ");
+    let text = text_of("data/h200-hosts-rerun/README.md");
     assert!(text.contains(&phrase), "data/h200-hosts-rerun/README.md should read: {phrase}");
 }
