@@ -697,9 +697,53 @@ fn phrases_h200_paper(r: &Results) -> Vec<String> {
             ratio("e35-cait_xxs24_224-cifar10-x3-mps@gen"),
             ratio("e35-cait_xxs24_224-cifar10-x1-mpslim4g@gen")
         ),
+        format!(
+            "`naive` gives {} and MPS {}",
+            ratio("e35-cait_xxs24_224-cifar10-x7-naive@gen"),
+            ratio("e35-cait_xxs24_224-cifar10-x7-mps@gen")
+        ),
     ];
+    phrases.extend(phrases_h200_paper_memory_bound(r));
     phrases.extend(phrases_h200_paper_e33(r));
     phrases
+}
+
+/// What `data/h200-paper/README.md` quotes of the models the GPU holds back (exps 35 and
+/// 36 on files): the 1g stand-in's out-of-memory run against one CaiT-XXS24's memory, and
+/// EfficientNetV2-S alone and collocated.
+fn phrases_h200_paper_memory_bound(r: &Results) -> Vec<String> {
+    let gib = |id: &str| {
+        let w = workload(r, id);
+        w.stats.mem_used_bytes_max.expect("measured").median / f64::from(1u32 << 30)
+    };
+    let oom = workload(r, "e35-cait_xxs24_224-cifar10-x7-mpslim1g@gen");
+    let runs: Vec<_> = r.runs.iter().filter(|x| x.workload_id == oom.id).collect();
+    assert!(!runs.is_empty() && runs.iter().all(|x| x.status.as_str() == "failed"), "{}", oom.id);
+    let ratio = |id: &str| format!("{:.2}", workload(r, id).stats.aggregate_ratio.expect("measured").median);
+    let e36 = |rest: &str| format!("e36-efficientnetv2_s-cifar10-{rest}@gen");
+    let alone = workload(r, &e36("x1-exclusive")).stats.aggregate_throughput.expect("measured");
+    vec![
+        format!("one job alone uses {:.1} GiB", gib("e35-cait_xxs24_224-cifar10-x1-exclusive@gen")),
+        format!(
+            "alone {:.0} img/s ({:.0}–{:.0}), {:.1} GiB of",
+            alone.median,
+            alone.min,
+            alone.max,
+            gib(&e36("x1-exclusive"))
+        ),
+        format!(
+            "2 × `naive` {}, 2 × MPS {}, 3 × `naive` {}",
+            ratio(&e36("x2-naive")),
+            ratio(&e36("x2-mps")),
+            ratio(&e36("x3-naive"))
+        ),
+        format!(
+            "stand-ins {} (3g × 2) and {} (2g × 3); its 4g stand-in alone {}",
+            ratio(&e36("x2-mpslim3g")),
+            ratio(&e36("x3-mpslim2g")),
+            ratio(&e36("x1-mpslim4g"))
+        ),
+    ]
 }
 
 /// What `data/h200-paper/README.md` quotes of exp 33 on files: resnet26 alone per host, the
