@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::{
     Baseline, BaselineHost, BaselineRun, BaselineStats, HostBaseline, InterferenceCell, JobRun, JobStats, Measures,
-    Metric, ModeComparison, PlannedJobInfo, RunResult, Source, Stats, WorkloadForm, WorkloadResult, WorkloadStats,
+    Metric, MixClass, ModeComparison, PlannedJobInfo, RunResult, Source, Stats, WorkloadForm, WorkloadResult, WorkloadStats,
 };
 use crate::stats::{get, stats_by, FrameBuilder};
 
@@ -91,12 +91,13 @@ pub(crate) fn baselines(runs: &[RunResult], workloads: &BTreeMap<String, Planned
         ids.entry((key, w.mode)).or_default().insert(w.id.clone());
     }
     let g: BTreeMap<Vec<String>, BaselineStats> = measure(&groups)?;
+    let mut hosts_of = per_host(&groups)?;
     let mut out: Vec<Baseline> = Vec::new();
     let keys: BTreeSet<BaselineKey> = ids.keys().map(|(k, _)| k.clone()).collect();
     for key in keys {
         for mode in [Mode::Exclusive, Mode::Naive] {
             let Some(stats) = g.get(&key_vec(&key, mode)).filter(|s| s.throughput.is_some()) else { continue };
-            let hosts = per_host(&groups[&key_vec(&key, mode)]);
+            let hosts = hosts_of.remove(&key_vec(&key, mode)).unwrap_or_default();
             let medians: Vec<f64> = hosts.iter().map(|h| h.throughput.median).collect();
             let (lo, hi) = medians.iter().fold((f64::INFINITY, 0.0_f64), |(lo, hi), m| (lo.min(*m), hi.max(*m)));
             out.push(Baseline {
@@ -118,24 +119,37 @@ pub(crate) fn baselines(runs: &[RunResult], workloads: &BTreeMap<String, Planned
     Ok(out)
 }
 
-/// A baseline's rows per host, sorted by host id: the throughputs and CPU scores of each.
-fn per_host(rows: &[Row]) -> Vec<HostBaseline> {
-    let mut by_host: BTreeMap<Option<&str>, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
-    for (run, jobs) in rows {
-        let e = by_host.entry(run.host_id.as_deref()).or_default();
-        e.0.extend(jobs.iter().filter_map(|j| j.throughput));
-        e.1.extend(run.host_cpu_single_thread_mib_s);
+/// Per group of runs alone, its rows per host, sorted by host id: the median throughput
+/// and CPU score of each host, a polars query grouped by the group's key and the host.
+fn per_host(groups: &Groups) -> Result<BTreeMap<Vec<String>, Vec<HostBaseline>>> {
+    let mut out: BTreeMap<Vec<String>, Vec<HostBaseline>> = BTreeMap::new();
+    let Some(width) = groups.keys().next().map(Vec::len) else { return Ok(out) };
+    let keys: Vec<String> = (0..width).map(|i| format!("key{i}")).chain(["host".to_string()]).collect();
+    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+    // A host id as a key that sorts as `Option<&str>` does: none first.
+    let host_key = |h: Option<&str>| h.map_or(String::new(), |h| format!("+{h}"));
+    let mut frame = FrameBuilder::new(&keys, &["throughput", "cpu"]);
+    for (key, rows) in groups {
+        for (run, jobs) in rows {
+            let mut k = key.clone();
+            k.push(host_key(run.host_id.as_deref()));
+            for j in jobs.iter() {
+                frame.push(&k, &[j.throughput, None]);
+            }
+            frame.push(&k, &[None, run.host_cpu_single_thread_mib_s]);
+        }
     }
-    by_host
-        .into_iter()
-        .filter_map(|(host, (tp, cpu))| {
-            Some(HostBaseline {
-                host_id: host.map(str::to_string),
-                throughput: Stats::of(tp)?,
-                cpu_single_thread_mib_s: Stats::of(cpu).map(|s| s.median),
-            })
-        })
-        .collect()
+    let g = stats_by(&frame.finish()?, &keys, &["throughput", "cpu"])?;
+    for (k, by_metric) in &g {
+        let Some(throughput) = by_metric.get("throughput").copied().flatten() else { continue };
+        let (group, host) = k.split_at(width);
+        out.entry(group.to_vec()).or_default().push(HostBaseline {
+            host_id: host[0].strip_prefix('+').map(str::to_string),
+            throughput,
+            cpu_single_thread_mib_s: by_metric.get("cpu").copied().flatten().map(|s| s.median),
+        });
+    }
+    Ok(out)
 }
 
 /// `GPU-aea83523`: a host id cut to its first group, for notes.
@@ -514,23 +528,15 @@ pub(crate) fn config_key(w: &PlannedWorkload) -> String {
 /// The interference matrices of the mixes (the plan's `Mix` forms): per mix, mode and data
 /// source, each class's normalised throughput beside the mix's other jobs. A job belongs to
 /// the class whose model, dataset and batch it runs.
-pub(crate) fn interference(workloads: &[WorkloadResult]) -> Vec<InterferenceCell> {
+pub(crate) fn interference(workloads: &[WorkloadResult]) -> Result<Vec<InterferenceCell>> {
+    let mut per_class = class_throughputs(workloads)?;
     let mut out = Vec::new();
-    for w in workloads {
+    for (i, w) in workloads.iter().enumerate() {
         let WorkloadForm::Mix { position, classes } = &w.form else { continue };
         for c in classes {
-            let of_class =
-                |j: &PlannedJobInfo| j.model == c.model && j.dataset == c.dataset && j.batch_size == c.batch_size;
-            let mine: Vec<&JobStats> =
-                w.jobs.iter().zip(&w.job_stats).filter(|(j, _)| of_class(j)).map(|(_, s)| s).collect();
-            let cross_host_baseline = w.jobs.iter().zip(&w.job_cross_host_runs).any(|(j, n)| of_class(j) && *n > 0);
-            let per_job: Vec<Stats> = mine.iter().filter_map(|s| s.normalised_throughput).collect();
-            let normalised_throughput = Stats::of(per_job.iter().map(|s| s.median)).map(|m| Stats {
-                median: m.median,
-                min: per_job.iter().map(|s| s.min).fold(f64::INFINITY, f64::min),
-                max: per_job.iter().map(|s| s.max).fold(f64::NEG_INFINITY, f64::max),
-                n: per_job.iter().map(|s| s.n).sum(),
-            });
+            let cross_host_baseline =
+                w.jobs.iter().zip(&w.job_cross_host_runs).any(|(j, n)| of_class(j, c) && *n > 0);
+            let normalised_throughput = per_class.remove(&cell_key(i, &c.letter));
             let co_runners: Vec<String> = classes
                 .iter()
                 .filter_map(|o| {
@@ -568,7 +574,62 @@ pub(crate) fn interference(workloads: &[WorkloadResult]) -> Vec<InterferenceCell
             &b.class,
         ))
     });
-    out
+    Ok(out)
+}
+
+/// Whether a job of a mix runs the class's model, dataset and batch.
+fn of_class(j: &PlannedJobInfo, c: &MixClass) -> bool {
+    j.model == c.model && j.dataset == c.dataset && j.batch_size == c.batch_size
+}
+
+/// The key of a mix's class among the workloads: the workload's index and the class letter.
+fn cell_key(workload: usize, class: &str) -> Vec<String> {
+    vec![format!("{workload:08}"), class.to_string()]
+}
+
+/// Per mix and class, the class's normalised throughput: a polars query over the jobs'
+/// statistics (one row per job of the class with a normalised throughput over its
+/// repetitions), grouped by workload and class: the median of the jobs' medians, the least
+/// minimum, the greatest maximum, and the repetitions of every job counted together.
+fn class_throughputs(workloads: &[WorkloadResult]) -> Result<BTreeMap<Vec<String>, Stats>> {
+    use polars::prelude::{col, DataType, IntoLazy};
+    let keys = ["workload", "class"];
+    let mut frame = FrameBuilder::new(&keys, &["median", "min", "max", "n"]);
+    for (i, w) in workloads.iter().enumerate() {
+        let WorkloadForm::Mix { classes, .. } = &w.form else { continue };
+        for c in classes {
+            let of_c = w.jobs.iter().zip(&w.job_stats).filter(|(j, _)| of_class(j, c));
+            for s in of_c.filter_map(|(_, s)| s.normalised_throughput) {
+                frame.push(&cell_key(i, &c.letter), &[Some(s.median), Some(s.min), Some(s.max), Some(f64::from(s.n))]);
+            }
+        }
+    }
+    let frame = frame.finish()?;
+    if frame.height() == 0 {
+        return Ok(BTreeMap::new());
+    }
+    let cells = frame
+        .lazy()
+        .group_by([col("workload"), col("class")])
+        .agg([
+            crate::stats::median(col("median")),
+            col("min").min(),
+            col("max").max(),
+            col("n").sum().cast(DataType::UInt32),
+        ])
+        .collect()?;
+    let (workload, class) = (cells.column("workload")?.str()?, cells.column("class")?.str()?);
+    let (median, min, max) = (cells.column("median")?.f64()?, cells.column("min")?.f64()?, cells.column("max")?.f64()?);
+    let n = cells.column("n")?.u32()?;
+    let mut out = BTreeMap::new();
+    for i in 0..cells.height() {
+        if let (Some(w), Some(c), Some(median), Some(min), Some(max), Some(n)) =
+            (workload.get(i), class.get(i), median.get(i), min.get(i), max.get(i), n.get(i))
+        {
+            out.insert(vec![w.to_string(), c.to_string()], Stats { median, min, max, n });
+        }
+    }
+    Ok(out)
 }
 
 /// Per configuration: compared by STP (`true`) or raw throughput, and each mode's best value.

@@ -139,7 +139,7 @@ fn analyse_read(campaign_dir: &Path, plan: Option<&Plan>, pass: &OnePass) -> Res
     aggregate::apply_baselines(&mut results, &workloads, &baselines);
     let workload_results = aggregate::workload_results(&results, &workloads)?;
     let comparisons = aggregate::comparisons(&workload_results)?;
-    let interference = aggregate::interference(&workload_results);
+    let interference = aggregate::interference(&workload_results)?;
     let protocol_validation = protocols::validation(&workload_results, &run_protocols);
 
     // One timeline per workload of the timeline role: its lowest repetition, whose samples

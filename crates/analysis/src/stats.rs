@@ -1,7 +1,11 @@
 //! Median and spread over groups of rows, with polars.
+//!
+//! The median is [`Stats::of`]'s, everywhere: the middle value, or the midpoint
+//! `(a + b) / 2` of the two middle ones ([`median`], polars' `Midpoint` quantile; polars'
+//! own `median` interpolates as `a + (b - a) / 2`, which may differ in the last bit).
 
 use anyhow::Result;
-use polars::prelude::{col, Column, DataFrame, DataType, Expr, IntoLazy, SortMultipleOptions};
+use polars::prelude::{col, lit, Column, DataFrame, DataType, Expr, IntoLazy, QuantileMethod, SortMultipleOptions};
 use std::collections::BTreeMap;
 
 use crate::model::Stats;
@@ -48,6 +52,11 @@ impl FrameBuilder {
 /// group's non-null values (`None` when the group has none).
 pub(crate) type Grouped = BTreeMap<Vec<String>, BTreeMap<String, Option<Stats>>>;
 
+/// The median of `values` as [`Stats::of`] takes it.
+pub(crate) fn median(values: Expr) -> Expr {
+    values.quantile(lit(0.5), QuantileMethod::Midpoint)
+}
+
 /// Median, min, max and count of each metric per group of `keys`.
 pub(crate) fn stats_by(df: &DataFrame, keys: &[&str], metrics: &[&str]) -> Result<Grouped> {
     let mut out = Grouped::new();
@@ -57,7 +66,7 @@ pub(crate) fn stats_by(df: &DataFrame, keys: &[&str], metrics: &[&str]) -> Resul
     let mut aggs: Vec<Expr> = Vec::new();
     for m in metrics {
         let v = col(*m).drop_nulls();
-        aggs.push(v.clone().median().alias(format!("{m}|median")));
+        aggs.push(median(v.clone()).alias(format!("{m}|median")));
         aggs.push(v.clone().min().alias(format!("{m}|min")));
         aggs.push(v.clone().max().alias(format!("{m}|max")));
         aggs.push(v.count().cast(DataType::Float64).alias(format!("{m}|n")));
@@ -119,5 +128,45 @@ mod tests {
         assert_eq!(get(&g, &["a".into()], "x"), Some(Stats { median: 2.0, min: 1.0, max: 3.0, n: 3 }));
         assert_eq!(get(&g, &["b".into()], "x").unwrap().n, 1);
         assert_eq!(get(&g, &["c".into()], "x"), None);
+    }
+
+    /// polars' median of a group is bit for bit [`Stats::of`]'s, also for an even count
+    /// whose two middle values `a + (b - a) / 2` would round otherwise.
+    #[test]
+    fn the_median_of_a_group_is_that_of_stats_of_bit_for_bit() {
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut b = FrameBuilder::new(&["g"], &["x"]);
+        let mut groups: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+        for g in 0..2000 {
+            let n = 1 + (next() % 6) as usize;
+            for _ in 0..n {
+                // Throughput-like values with every bit of the mantissa in play.
+                let x = f64::from_bits(0x4090_0000_0000_0000 | (next() >> 12)) * (1 + next() % 3) as f64;
+                b.push(&[format!("{g:04}")], &[Some(x)]);
+                groups.entry(format!("{g:04}")).or_default().push(x);
+            }
+        }
+        let g = stats_by(&b.finish().unwrap(), &["g"], &["x"]).unwrap();
+        let mut differs_from_interpolation = 0;
+        for (key, values) in &groups {
+            let ours = Stats::of(values.iter().copied()).unwrap();
+            let polars = get(&g, &[key.clone()], "x").unwrap();
+            assert_eq!(polars.median.to_bits(), ours.median.to_bits(), "group {key}: {values:?}");
+            assert_eq!((polars.min, polars.max, polars.n), (ours.min, ours.max, ours.n));
+            let mut v = values.clone();
+            v.sort_by(f64::total_cmp);
+            if v.len() % 2 == 0 {
+                let (a, b) = (v[v.len() / 2 - 1], v[v.len() / 2]);
+                differs_from_interpolation += usize::from(a + (b - a) * 0.5 != (a + b) / 2.0);
+            }
+        }
+        // The case the test is for occurs among these groups.
+        assert!(differs_from_interpolation > 0);
     }
 }
