@@ -302,6 +302,8 @@ struct SizeFigures {
     ours_wall: f64,
     ours: ChildRun,
     peers: Vec<PeerFigures>,
+    /// The peers whose script did not succeed, kept with their reasons.
+    failed: Vec<(&'static crate::scale::Peer, crate::scale::PeerFailure)>,
 }
 
 impl SizeFigures {
@@ -330,10 +332,16 @@ fn measure_size(root: &Path, n: f64, scratch: &Path, peers: &[&'static crate::sc
     let ours_run = child(root, &g.dir, None, Some(&ours_json))?;
     let ours_wall = t.elapsed().as_secs_f64();
     let ours_dump = read_json(&ours_json)?;
-    let mut done = Vec::new();
+    let (mut done, mut failed) = (Vec::new(), Vec::new());
     for &peer in peers {
         let out = g.dir.with_extension(format!("{}.json", peer.name));
-        let run = peer.run(root, &g.dir, &out)?;
+        let run = match peer.run(root, &g.dir, &out)? {
+            Ok(run) => run,
+            Err(failure) => {
+                failed.push((peer, failure));
+                continue;
+            }
+        };
         ensure!(run.runs > 0, "the {} script found no ok run", peer.name);
         let dump = read_json(&out)?;
         let agree = crate::scale::agreement(&ours_dump, &dump, peer.name)
@@ -341,7 +349,7 @@ fn measure_size(root: &Path, n: f64, scratch: &Path, peers: &[&'static crate::sc
         ensure!(agree.max_rel <= 1e-9, "ours and {} differ by {:.3e}: {}", peer.name, agree.max_rel, agree.worst);
         done.push(PeerFigures { peer, run, agree, dump });
     }
-    Ok(SizeFigures { g, files, bytes, sha, verify, ours_wall, ours: ours_run, peers: done })
+    Ok(SizeFigures { g, files, bytes, sha, verify, ours_wall, ours: ours_run, peers: done, failed })
 }
 
 /// The largest relative difference between any two peers (each agrees with ours already);
@@ -422,6 +430,9 @@ fn print_size(f: &SizeFigures) -> Result<()> {
             at(&p.agree)
         );
     }
+    for (peer, failure) in &f.failed {
+        println!("    {:<26} {:>7.3} s   failed: {}", peer.name, failure.wall, failure.why);
+    }
     if let Some((rel, which)) = peers_agree(&f.peers)? {
         let ours_worst = f.peers.iter().map(|p| p.agree.max_rel).fold(0.0, f64::max);
         println!(
@@ -467,8 +478,10 @@ fn generated_section(root: &Path, sizes: &[f64], scratch: &Path, keep: bool) -> 
                 f.ours_wall / p.ours_wall,
                 f.analyse_alone() / p.analyse_alone()
             );
-            for (a, b) in p.peers.iter().zip(&f.peers) {
-                line += &format!(", {} ×{:.2}", b.peer.name, b.run.wall / a.run.wall);
+            for b in &f.peers {
+                if let Some(a) = p.peers.iter().find(|a| a.peer.name == b.peer.name) {
+                    line += &format!(", {} ×{:.2}", b.peer.name, b.run.wall / a.run.wall);
+                }
             }
             println!("{line}");
         }

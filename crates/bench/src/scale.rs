@@ -86,6 +86,7 @@ pub(crate) static PEERS: [Peer; 3] = [
 
 /// What a peer's script printed: its runs, peak resident kB (`ru_maxrss`) and its own seconds
 /// (after its imports), and the wall time around it (interpreter start and imports included).
+#[derive(Debug)]
 pub(crate) struct PeerRun {
     pub(crate) runs: usize,
     pub(crate) peak_kb: u64,
@@ -111,8 +112,10 @@ impl Peer {
         }
     }
 
-    /// Runs `python3 SCRIPT DIR OUT` in a child process.
-    pub(crate) fn run(&self, root: &Path, dir: &Path, out: &Path) -> Result<PeerRun> {
+    /// Runs `python3 SCRIPT DIR OUT` in a child process: `Ok(Err(failure))` when the script
+    /// ends without success (an error, or killed: at scale, the kernel's out-of-memory killer
+    /// ends a peer that asks for more memory than the machine has).
+    pub(crate) fn run(&self, root: &Path, dir: &Path, out: &Path) -> Result<Result<PeerRun, PeerFailure>> {
         let t = Instant::now();
         let o = Command::new("python3")
             .arg(root.join(self.script))
@@ -121,16 +124,37 @@ impl Peer {
             .output()
             .context("cannot run python3")?;
         let wall = t.elapsed().as_secs_f64();
-        ensure!(
-            o.status.success(),
-            "the {} script failed on {}: {}",
-            self.name,
-            dir.display(),
-            String::from_utf8_lossy(&o.stderr).trim()
-        );
+        if !o.status.success() {
+            return Ok(Err(PeerFailure { wall, why: failure_words(&o.status, &o.stderr) }));
+        }
         let who = format!("the {} script", self.name);
         let get = figures_line(&o.stdout, &who);
-        Ok(PeerRun { runs: get("runs")? as usize, peak_kb: get("peak_kb")? as u64, own: get("seconds")?, wall })
+        Ok(Ok(PeerRun { runs: get("runs")? as usize, peak_kb: get("peak_kb")? as u64, own: get("seconds")?, wall }))
+    }
+}
+
+/// A peer's script that did not succeed: after how long, and why, in one line.
+#[derive(Debug)]
+pub(crate) struct PeerFailure {
+    pub(crate) wall: f64,
+    pub(crate) why: String,
+}
+
+/// Why a child ended without success, in one line: its signal or exit status, and the last
+/// line it wrote to stderr.
+pub(crate) fn failure_words(status: &std::process::ExitStatus, stderr: &[u8]) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    let how = match (status.code(), status.signal()) {
+        (_, Some(9)) => "killed by signal 9 (SIGKILL: the out-of-memory killer, when the machine ran out of memory)"
+            .to_string(),
+        (_, Some(sig)) => format!("killed by signal {sig}"),
+        (Some(code), _) => format!("exit status {code}"),
+        (None, None) => "ended without an exit status".to_string(),
+    };
+    let err = String::from_utf8_lossy(stderr);
+    match err.lines().map(str::trim).filter(|l| !l.is_empty()).last() {
+        Some(last) => format!("{how}: {}", last.chars().take(300).collect::<String>()),
+        None => how,
     }
 }
 
@@ -259,6 +283,28 @@ mod tests {
         assert!(agreement(&ours, &missing_run, "pandas").unwrap_err().to_string().contains("keys differ"));
         let null_here = json!({"workloads": {}, "runs": {"a.r1": {"n": 1.0, "jobs": [{"t": 2.0}], "x": 100.0}}});
         assert!(agreement(&ours, &null_here, "pandas").is_err());
+    }
+
+    /// A peer's script that fails, or is killed as the out-of-memory killer kills, is a
+    /// failure with its reason, not an error that ends the bench.
+    #[test]
+    fn a_peer_that_fails_or_is_killed_is_kept_as_a_failure_with_its_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = |name: &str, body: &str| {
+            std::fs::write(dir.path().join(name), body).unwrap();
+            Peer { name: "peer", script: Box::leak(name.to_string().into_boxed_str()), modules: "sys" }
+        };
+        if Command::new("python3").arg("-c").arg("pass").status().is_err() {
+            return; // no python3: the peers are skipped before they run
+        }
+        let raises = script("raises.py", "import sys\nprint('working', file=sys.stderr)\nraise MemoryError('out of memory')\n");
+        let killed = script("killed.py", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n");
+        let out = dir.path().join("out.json");
+        let failure = raises.run(dir.path(), dir.path(), &out).unwrap().unwrap_err();
+        assert_eq!(failure.why, "exit status 1: MemoryError: out of memory");
+        let failure = killed.run(dir.path(), dir.path(), &out).unwrap().unwrap_err();
+        assert!(failure.why.starts_with("killed by signal 9 (SIGKILL: the out-of-memory killer"), "{}", failure.why);
+        assert!(failure.wall >= 0.0);
     }
 
     #[test]
