@@ -13,7 +13,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::{
     Baseline, BaselineHost, BaselineRun, BaselineStats, HostBaseline, InterferenceCell, JobRun, JobStats, Measures,
-    Metric, MixClass, ModeComparison, PlannedJobInfo, RunResult, Source, Stats, WorkloadForm, WorkloadResult, WorkloadStats,
+    Metric, MixClass, ModeComparison, PlannedJobInfo, RunResult, Source, Stats, WorkloadForm, WorkloadResult,
+    WorkloadStats,
 };
 use crate::stats::{get, stats_by, FrameBuilder};
 
@@ -223,7 +224,7 @@ pub(crate) fn apply_baselines(
     runs: &mut [RunResult],
     workloads: &BTreeMap<String, PlannedWorkload>,
     baselines: &[Baseline],
-) {
+) -> Result<()> {
     let of = |b: &Baseline| (b.model.clone(), b.dataset.clone(), b.batch_size, b.data.clone(), b.protocol.clone());
     let alone: BTreeMap<BaselineKey, &Baseline> =
         baselines.iter().filter(|b| b.stats.throughput.is_some()).map(|b| (of(b), b)).collect();
@@ -252,40 +253,21 @@ pub(crate) fn apply_baselines(
     }
     let spread: BTreeMap<&BaselineKey, f64> =
         candidates.iter().filter_map(|(k, cs)| pooled_spread(cs).map(|s| (k, s))).collect();
-    for r in runs.iter_mut().filter(|r| r.status == RunStatus::Ok) {
+    let mut chosen = choose_baselines(runs, workloads, &candidates)?;
+    for (ri, r) in runs.iter_mut().enumerate().filter(|(_, r)| r.status == RunStatus::Ok) {
         let Some(w) = workloads.get(&r.workload_id) else { continue };
         let mut ratio = Some(0.0);
-        let at = midpoint(r);
         // Per baseline used from other hosts: the jobs that used it.
         let mut cross: BTreeMap<BaselineKey, Vec<u32>> = BTreeMap::new();
         for (i, job) in r.jobs.iter_mut().enumerate() {
             let key = baseline_key(w, i);
-            let all = candidates.get(&key).map(Vec::as_slice).unwrap_or(&[]);
-            let same_host: Vec<&Candidate> = all.iter().filter(|c| c.host == r.host_id).collect();
-            let interleaved: Vec<&Candidate> = same_host
-                .iter()
-                .copied()
-                .filter(|c| {
-                    r.invocation.is_some() && c.invocation == r.invocation && c.at.is_finite() && at.is_finite()
-                })
-                .collect();
-            let (mut chosen, from) = if !interleaved.is_empty() {
-                let mut near = interleaved;
-                near.sort_by(|a, b| (a.at - at).abs().total_cmp(&(b.at - at).abs()).then(a.run_id.cmp(&b.run_id)));
-                near.truncate(NEAREST);
-                (near, BaselineHost::Interleaved)
-            } else if !same_host.is_empty() {
-                (same_host, BaselineHost::SameHost)
-            } else {
-                (all.iter().collect(), BaselineHost::OtherHosts)
-            };
-            chosen.sort_by(|a, b| a.run_id.cmp(&b.run_id));
-            let base = Stats::of(chosen.iter().map(|c| c.throughput)).map(|s| s.median);
-            match (base.filter(|b| *b > 0.0), job.throughput) {
-                (Some(b), Some(t)) if t > 0.0 => {
-                    job.slowdown = Some(b / t);
-                    job.baseline_host = Some(from);
-                    job.baseline_runs = chosen
+            let choice = chosen.remove(&(ri, i));
+            match (choice.as_ref().filter(|c| c.median > 0.0), job.throughput) {
+                (Some(c), Some(t)) if t > 0.0 => {
+                    job.slowdown = Some(c.median / t);
+                    job.baseline_host = Some(c.from);
+                    job.baseline_runs = c
+                        .runs
                         .iter()
                         .map(|c| BaselineRun {
                             run_id: c.run_id.clone(),
@@ -295,8 +277,8 @@ pub(crate) fn apply_baselines(
                         })
                         .collect();
                     job.baseline_spread = spread.get(&key).copied();
-                    ratio = ratio.map(|s| s + t / b);
-                    if from == BaselineHost::OtherHosts {
+                    ratio = ratio.map(|s| s + t / c.median);
+                    if c.from == BaselineHost::OtherHosts {
                         cross.entry(key).or_default().push(job.index);
                     }
                 }
@@ -331,6 +313,121 @@ pub(crate) fn apply_baselines(
             ));
         }
     }
+    Ok(())
+}
+
+/// The runs alone a job is divided by, their median, and where they come from.
+struct Choice<'a> {
+    runs: Vec<&'a Candidate>,
+    median: f64,
+    from: BaselineHost,
+}
+
+/// Per job of each `ok` run (run index, job index): the runs alone it is divided by, as a
+/// polars query: the jobs joined to the runs alone of their baseline key on the same host
+/// and invocation (the three nearest in time, ties by run id: interleaved), on the same host
+/// (every one), and on any host; each job keeps the nearest tier it has, and the median of
+/// its runs alone. A job with none is absent.
+fn choose_baselines<'a>(
+    runs: &[RunResult],
+    workloads: &BTreeMap<String, PlannedWorkload>,
+    candidates: &'a BTreeMap<BaselineKey, Vec<Candidate>>,
+) -> Result<BTreeMap<(usize, usize), Choice<'a>>> {
+    use polars::prelude::{
+        col, concat, lit, when, DataType, IntoLazy, JoinArgs, JoinType, SortMultipleOptions, UnionArgs,
+    };
+    let mut out = BTreeMap::new();
+    let key_text = |k: &BaselineKey| format!("{}\u{1f}{}\u{1f}{}\u{1f}{}\u{1f}{}", k.0, k.1, k.2, k.3, k.4);
+    // Optional texts as keys: none is "" (two runs without a host id are on the same host,
+    // as `Option`'s equality has it; a run without an invocation is interleaved with none).
+    let opt = |s: Option<&str>| s.map_or(String::new(), |s| format!("+{s}"));
+    let flat: Vec<&Candidate> = candidates.values().flatten().collect();
+    let mut alone = FrameBuilder::new(&["key", "host", "inv", "run_id"], &["c_at", "cand", "throughput"]);
+    // `cand`: the run's index in `flat`, which lists the candidates in this order.
+    let mut index = 0usize;
+    for (k, cs) in candidates {
+        for c in cs {
+            index += 1;
+            alone.push(
+                &[key_text(k), opt(c.host.as_deref()), opt(c.invocation.as_deref()), c.run_id.clone()],
+                &[Some(c.at), Some((index - 1) as f64), Some(c.throughput)],
+            );
+        }
+    }
+    let mut jobs = FrameBuilder::new(&["key", "host", "inv"], &["run", "job", "at"]);
+    for (ri, r) in runs.iter().enumerate().filter(|(_, r)| r.status == RunStatus::Ok) {
+        let Some(w) = workloads.get(&r.workload_id) else { continue };
+        for i in 0..r.jobs.len() {
+            jobs.push(
+                &[key_text(&baseline_key(w, i)), opt(r.host_id.as_deref()), opt(r.invocation.as_deref())],
+                &[Some(ri as f64), Some(i as f64), Some(midpoint(r))],
+            );
+        }
+    }
+    let (alone, jobs) = (alone.finish()?, jobs.finish()?);
+    if alone.height() == 0 || jobs.height() == 0 {
+        return Ok(out);
+    }
+    let (alone, jobs) = (alone.lazy(), jobs.lazy());
+    let on = |keys: &[&str]| keys.iter().map(|k| col(*k)).collect::<Vec<_>>();
+    let joined = |keys: &[&str]| jobs.clone().join(alone.clone(), on(keys), on(keys), JoinArgs::new(JoinType::Inner));
+    // Interleaved: both timed within one invocation; the nearest first, then by run id.
+    let distance = col("c_at") - col("at");
+    let interleaved = jobs
+        .clone()
+        .filter(col("inv").neq(lit("")).and(col("at").is_not_null()))
+        .join(
+            alone.clone().filter(col("inv").neq(lit("")).and(col("c_at").is_not_null())),
+            on(&["key", "host", "inv"]),
+            on(&["key", "host", "inv"]),
+            JoinArgs::new(JoinType::Inner),
+        )
+        .with_column(
+            when(distance.clone().lt(lit(0.0))).then(lit(0.0) - distance.clone()).otherwise(distance).alias("distance"),
+        )
+        .sort(["run", "job", "distance", "run_id"], SortMultipleOptions::default())
+        .group_by_stable([col("run"), col("job")])
+        .head(Some(NEAREST));
+    let tier = |lf: polars::prelude::LazyFrame, n: u32| {
+        lf.select([col("run"), col("job"), col("cand"), col("throughput"), lit(n).alias("tier")])
+    };
+    let chosen = concat(
+        [tier(interleaved, 0), tier(joined(&["key", "host"]), 1), tier(joined(&["key"]), 2)],
+        UnionArgs::default(),
+    )?
+    .filter(col("tier").eq(col("tier").min().over([col("run"), col("job")])?))
+    .sort(["run", "job", "cand"], SortMultipleOptions::default());
+    let medians = chosen
+        .clone()
+        .group_by([col("run"), col("job")])
+        .agg([crate::stats::median(col("throughput")).alias("median"), col("tier").first()])
+        .collect()?;
+    let rows = chosen.select([col("run"), col("job"), col("cand")]).collect()?;
+    let as_u32 = |df: &polars::prelude::DataFrame, c: &str| -> Result<Vec<Option<u32>>> {
+        Ok(df.column(c)?.cast(&DataType::UInt32)?.u32()?.iter().collect())
+    };
+    let (run, job, cand) = (as_u32(&rows, "run")?, as_u32(&rows, "job")?, as_u32(&rows, "cand")?);
+    let mut picked: BTreeMap<(usize, usize), Vec<&Candidate>> = BTreeMap::new();
+    for ((r, j), c) in run.iter().zip(&job).zip(&cand) {
+        if let (Some(r), Some(j), Some(c)) = (r, j, c) {
+            picked.entry((*r as usize, *j as usize)).or_default().push(flat[*c as usize]);
+        }
+    }
+    let (run, job, tier) = (as_u32(&medians, "run")?, as_u32(&medians, "job")?, as_u32(&medians, "tier")?);
+    let median = medians.column("median")?.f64()?;
+    for i in 0..medians.height() {
+        let (Some(r), Some(j), Some(t), Some(m)) = (run[i], job[i], tier[i], median.get(i)) else { continue };
+        let key = (r as usize, j as usize);
+        let mut runs = picked.remove(&key).unwrap_or_default();
+        runs.sort_by(|a, b| a.run_id.cmp(&b.run_id));
+        let from = match t {
+            0 => BaselineHost::Interleaved,
+            1 => BaselineHost::SameHost,
+            _ => BaselineHost::OtherHosts,
+        };
+        out.insert(key, Choice { runs, median: m, from });
+    }
+    Ok(out)
 }
 
 /// Statistics per workload over its counted repetitions; every workload with runs appears.
@@ -534,8 +631,7 @@ pub(crate) fn interference(workloads: &[WorkloadResult]) -> Result<Vec<Interfere
     for (i, w) in workloads.iter().enumerate() {
         let WorkloadForm::Mix { position, classes } = &w.form else { continue };
         for c in classes {
-            let cross_host_baseline =
-                w.jobs.iter().zip(&w.job_cross_host_runs).any(|(j, n)| of_class(j, c) && *n > 0);
+            let cross_host_baseline = w.jobs.iter().zip(&w.job_cross_host_runs).any(|(j, n)| of_class(j, c) && *n > 0);
             let normalised_throughput = per_class.remove(&cell_key(i, &c.letter));
             let co_runners: Vec<String> = classes
                 .iter()

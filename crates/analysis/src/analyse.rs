@@ -136,7 +136,7 @@ fn analyse_read(campaign_dir: &Path, plan: Option<&Plan>, pass: &OnePass) -> Res
     results.sort_by(|a, b| a.run_id.cmp(&b.run_id));
 
     let baselines = aggregate::baselines(&results, &workloads)?;
-    aggregate::apply_baselines(&mut results, &workloads, &baselines);
+    aggregate::apply_baselines(&mut results, &workloads, &baselines)?;
     let workload_results = aggregate::workload_results(&results, &workloads)?;
     let comparisons = aggregate::comparisons(&workload_results)?;
     let interference = aggregate::interference(&workload_results)?;

@@ -156,7 +156,7 @@ mod tests {
         let mut differs_from_interpolation = 0;
         for (key, values) in &groups {
             let ours = Stats::of(values.iter().copied()).unwrap();
-            let polars = get(&g, &[key.clone()], "x").unwrap();
+            let polars = get(&g, std::slice::from_ref(key), "x").unwrap();
             assert_eq!(polars.median.to_bits(), ours.median.to_bits(), "group {key}: {values:?}");
             assert_eq!((polars.min, polars.max, polars.n), (ours.min, ours.max, ours.n));
             let mut v = values.clone();

@@ -145,14 +145,15 @@ pub(crate) struct PeerFailure {
 pub(crate) fn failure_words(status: &std::process::ExitStatus, stderr: &[u8]) -> String {
     use std::os::unix::process::ExitStatusExt;
     let how = match (status.code(), status.signal()) {
-        (_, Some(9)) => "killed by signal 9 (SIGKILL: the out-of-memory killer, when the machine ran out of memory)"
-            .to_string(),
+        (_, Some(9)) => {
+            "killed by signal 9 (SIGKILL: the out-of-memory killer, when the machine ran out of memory)".to_string()
+        }
         (_, Some(sig)) => format!("killed by signal {sig}"),
         (Some(code), _) => format!("exit status {code}"),
         (None, None) => "ended without an exit status".to_string(),
     };
     let err = String::from_utf8_lossy(stderr);
-    match err.lines().map(str::trim).filter(|l| !l.is_empty()).last() {
+    match err.lines().map(str::trim).rfind(|l| !l.is_empty()) {
         Some(last) => format!("{how}: {}", last.chars().take(300).collect::<String>()),
         None => how,
     }
@@ -297,7 +298,8 @@ mod tests {
         if Command::new("python3").arg("-c").arg("pass").status().is_err() {
             return; // no python3: the peers are skipped before they run
         }
-        let raises = script("raises.py", "import sys\nprint('working', file=sys.stderr)\nraise MemoryError('out of memory')\n");
+        let raises =
+            script("raises.py", "import sys\nprint('working', file=sys.stderr)\nraise MemoryError('out of memory')\n");
         let killed = script("killed.py", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n");
         let out = dir.path().join("out.json");
         let failure = raises.run(dir.path(), dir.path(), &out).unwrap().unwrap_err();
