@@ -24,9 +24,10 @@
 //! typed records), `per_run` (one run's window, throughputs, utilisation, timeline),
 //! `gpu_use` and `host_use` (telemetry and process samples summed over the window as they are
 //! read), `exact` (order-independent sums), `reference` (tests only: the polars queries the
-//! sums replaced, which they must match bit for bit), `aggregate` (baselines,
-//! ratios, statistics per workload and per job, modes compared), `stats` (median, min, max
-//! per group), `provenance`, `model` (the results, and each summarised metric declared once),
+//! sums replaced, which they must match bit for bit), `aggregate` (polars queries
+//! from the runs on: baselines and their hosts, the runs alone each job is divided by,
+//! statistics per workload and per job, the interference pivot, modes compared), `stats`
+//! (median, min, max per group, with polars), `provenance`, `model` (the results, and each summarised metric declared once),
 //! `claims` (the named queries and the claims' verdicts), `testkit` (fixture campaigns from
 //! the real plan and speed model; feature `testkit`).
 
