@@ -661,18 +661,26 @@ fn the_readmes_count_the_shipped_runs_as_the_traces() {
     check_readme("h200", |r| phrases_run_counts(r)[1..].to_vec());
 }
 
+/// A workload's STP (median over its repetitions) and its 95% interval, as the tables print them.
+fn stp_with_interval(r: &Results, id: &str) -> String {
+    let w = workload(r, id);
+    let m = w.stats.aggregate_ratio.expect("measured").median;
+    let [lo, hi] = w.intervals.as_ref().expect("an interval").stp;
+    format!("{m:.2} [{lo:.2}–{hi:.2}]")
+}
+
+/// A workload's STP, the median over its repetitions, to two decimals.
+fn stp_median(r: &Results, id: &str) -> String {
+    format!("{:.2}", workload(r, id).stats.aggregate_ratio.expect("measured").median)
+}
+
 /// What `data/h200-paper/README.md` quotes of its runs so far: runs alone and STP with
 /// their intervals, as the tables print them.
 fn phrases_h200_paper(r: &Results) -> Vec<String> {
-    let stp = |id: &str| {
-        let w = workload(r, id);
-        let m = w.stats.aggregate_ratio.expect("measured").median;
-        let [lo, hi] = w.intervals.as_ref().expect("an interval").stp;
-        format!("{m:.2} [{lo:.2}–{hi:.2}]")
-    };
+    let stp = |id: &str| stp_with_interval(r, id);
     let alone = workload(r, "e34-resnet26-cifar10-x1-exclusive@gen").stats.aggregate_throughput.expect("measured");
     let cait = workload(r, "e35-cait_xxs24_224-cifar10-x1-exclusive@gen").stats.aggregate_throughput.expect("measured");
-    let ratio = |id: &str| format!("{:.2}", workload(r, id).stats.aggregate_ratio.expect("measured").median);
+    let ratio = |id: &str| stp_median(r, id);
     let mut phrases = vec![
         format!(
             "alone {:.0} img/s (median of {} runs alone, {:.0}–{:.0})",
@@ -719,7 +727,7 @@ fn phrases_h200_paper_memory_bound(r: &Results) -> Vec<String> {
     let oom = workload(r, "e35-cait_xxs24_224-cifar10-x7-mpslim1g@gen");
     let runs: Vec<_> = r.runs.iter().filter(|x| x.workload_id == oom.id).collect();
     assert!(!runs.is_empty() && runs.iter().all(|x| x.status.as_str() == "failed"), "{}", oom.id);
-    let ratio = |id: &str| format!("{:.2}", workload(r, id).stats.aggregate_ratio.expect("measured").median);
+    let ratio = |id: &str| stp_median(r, id);
     let e36 = |rest: &str| format!("e36-efficientnetv2_s-cifar10-{rest}@gen");
     let alone = workload(r, &e36("x1-exclusive")).stats.aggregate_throughput.expect("measured");
     vec![
@@ -750,12 +758,7 @@ fn phrases_h200_paper_memory_bound(r: &Results) -> Vec<String> {
 /// 7-job aggregates and STP, and the same aggregates in the shipped `h200`.
 fn phrases_h200_paper_e33(r: &Results) -> Vec<String> {
     let id = |mode: &str| format!("e33-resnet26-cifar10-x7-{mode}@gen");
-    let stp = |id: &str| {
-        let w = workload(r, id);
-        let m = w.stats.aggregate_ratio.expect("measured").median;
-        let [lo, hi] = w.intervals.as_ref().expect("an interval").stp;
-        format!("{m:.2} [{lo:.2}–{hi:.2}]")
-    };
+    let stp = |id: &str| stp_with_interval(r, id);
     let aggregate = |r: &Results, id: &str| {
         let t = workload(r, id).stats.aggregate_throughput.expect("measured");
         format!("{:.0} ({:.0}–{:.0})", t.median, t.min, t.max)
@@ -801,9 +804,9 @@ fn phrases_h200_paper_e33(r: &Results) -> Vec<String> {
         format!("resnet26 alone there gave {:.0} img/s", alone(&shipped)),
         format!(
             "STP of {}, {} and {} there",
-            format!("{:.2}", workload(&shipped, &id("mps")).stats.aggregate_ratio.expect("measured").median),
-            format!("{:.2}", workload(&shipped, &id("naive")).stats.aggregate_ratio.expect("measured").median),
-            format!("{:.2}", workload(&shipped, &id("mpslim1g")).stats.aggregate_ratio.expect("measured").median)
+            stp_median(&shipped, &id("mps")),
+            stp_median(&shipped, &id("naive")),
+            stp_median(&shipped, &id("mpslim1g"))
         ),
     ]
 }
@@ -883,12 +886,7 @@ fn results_in(campaign: &str, dir: &str) -> Results {
 /// the 7- and 3-job aggregates, and resnet26 alone on each host.
 fn phrases_h200_hosts(first: &Results) -> Vec<String> {
     let second = results_in("h200-hosts", "h200-hosts-rerun");
-    let stp = |r: &Results, id: &str| {
-        let w = workload(r, id);
-        let m = w.stats.aggregate_ratio.expect("measured").median;
-        let [lo, hi] = w.intervals.as_ref().expect("an interval").stp;
-        format!("{m:.2} [{lo:.2}–{hi:.2}]")
-    };
+    let stp = stp_with_interval;
     let id = |jobs: u32, mode: &str| format!("e33-resnet26-cifar10-x{jobs}-{mode}@gen");
     let mut phrases: Vec<String> = [(1, "mps", "1 × MPS"), (2, "naive", "2 × naive"), (2, "mps", "2 × MPS")]
         .into_iter()

@@ -120,6 +120,17 @@ pub(crate) fn baselines(runs: &[RunResult], workloads: &BTreeMap<String, Planned
     Ok(out)
 }
 
+/// An optional text as a frame key: none is `""`, a text `"+text"`, so that the keys sort and
+/// compare as `Option<&str>` does (none first, none equal to none).
+fn optional_key(s: Option<&str>) -> String {
+    s.map_or(String::new(), |s| format!("+{s}"))
+}
+
+/// The text of an [`optional_key`].
+fn from_optional_key(key: &str) -> Option<String> {
+    key.strip_prefix('+').map(str::to_string)
+}
+
 /// Per group of runs alone, its rows per host, sorted by host id: the median throughput
 /// and CPU score of each host, a polars query grouped by the group's key and the host.
 fn per_host(groups: &Groups) -> Result<BTreeMap<Vec<String>, Vec<HostBaseline>>> {
@@ -127,13 +138,11 @@ fn per_host(groups: &Groups) -> Result<BTreeMap<Vec<String>, Vec<HostBaseline>>>
     let Some(width) = groups.keys().next().map(Vec::len) else { return Ok(out) };
     let keys: Vec<String> = (0..width).map(|i| format!("key{i}")).chain(["host".to_string()]).collect();
     let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-    // A host id as a key that sorts as `Option<&str>` does: none first.
-    let host_key = |h: Option<&str>| h.map_or(String::new(), |h| format!("+{h}"));
     let mut frame = FrameBuilder::new(&keys, &["throughput", "cpu"]);
     for (key, rows) in groups {
         for (run, jobs) in rows {
             let mut k = key.clone();
-            k.push(host_key(run.host_id.as_deref()));
+            k.push(optional_key(run.host_id.as_deref()));
             for j in jobs.iter() {
                 frame.push(&k, &[j.throughput, None]);
             }
@@ -145,7 +154,7 @@ fn per_host(groups: &Groups) -> Result<BTreeMap<Vec<String>, Vec<HostBaseline>>>
         let Some(throughput) = by_metric.get("throughput").copied().flatten() else { continue };
         let (group, host) = k.split_at(width);
         out.entry(group.to_vec()).or_default().push(HostBaseline {
-            host_id: host[0].strip_prefix('+').map(str::to_string),
+            host_id: from_optional_key(&host[0]),
             throughput,
             cpu_single_thread_mib_s: by_metric.get("cpu").copied().flatten().map(|s| s.median),
         });
@@ -338,28 +347,29 @@ fn choose_baselines<'a>(
     };
     let mut out = BTreeMap::new();
     let key_text = |k: &BaselineKey| format!("{}\u{1f}{}\u{1f}{}\u{1f}{}\u{1f}{}", k.0, k.1, k.2, k.3, k.4);
-    // Optional texts as keys: none is "" (two runs without a host id are on the same host,
-    // as `Option`'s equality has it; a run without an invocation is interleaved with none).
-    let opt = |s: Option<&str>| s.map_or(String::new(), |s| format!("+{s}"));
-    let flat: Vec<&Candidate> = candidates.values().flatten().collect();
+    // Every run alone, numbered (`cand`) in this order. Hosts and invocations as
+    // `optional_key`s: two runs without a host id are on the same host, as `Option`'s
+    // equality has it; a run without an invocation is interleaved with none (the empty key is
+    // filtered out below).
+    let flat: Vec<(&BaselineKey, &Candidate)> =
+        candidates.iter().flat_map(|(k, cs)| cs.iter().map(move |c| (k, c))).collect();
     let mut alone = FrameBuilder::new(&["key", "host", "inv", "run_id"], &["c_at", "cand", "throughput"]);
-    // `cand`: the run's index in `flat`, which lists the candidates in this order.
-    let mut index = 0usize;
-    for (k, cs) in candidates {
-        for c in cs {
-            index += 1;
-            alone.push(
-                &[key_text(k), opt(c.host.as_deref()), opt(c.invocation.as_deref()), c.run_id.clone()],
-                &[Some(c.at), Some((index - 1) as f64), Some(c.throughput)],
-            );
-        }
+    for (index, (k, c)) in flat.iter().enumerate() {
+        alone.push(
+            &[key_text(k), optional_key(c.host.as_deref()), optional_key(c.invocation.as_deref()), c.run_id.clone()],
+            &[Some(c.at), Some(index as f64), Some(c.throughput)],
+        );
     }
     let mut jobs = FrameBuilder::new(&["key", "host", "inv"], &["run", "job", "at"]);
     for (ri, r) in runs.iter().enumerate().filter(|(_, r)| r.status == RunStatus::Ok) {
         let Some(w) = workloads.get(&r.workload_id) else { continue };
         for i in 0..r.jobs.len() {
             jobs.push(
-                &[key_text(&baseline_key(w, i)), opt(r.host_id.as_deref()), opt(r.invocation.as_deref())],
+                &[
+                    key_text(&baseline_key(w, i)),
+                    optional_key(r.host_id.as_deref()),
+                    optional_key(r.invocation.as_deref()),
+                ],
                 &[Some(ri as f64), Some(i as f64), Some(midpoint(r))],
             );
         }
@@ -396,21 +406,21 @@ fn choose_baselines<'a>(
         UnionArgs::default(),
     )?
     .filter(col("tier").eq(col("tier").min().over([col("run"), col("job")])?))
-    .sort(["run", "job", "cand"], SortMultipleOptions::default());
+    .collect()?;
     let medians = chosen
         .clone()
+        .lazy()
         .group_by([col("run"), col("job")])
         .agg([crate::stats::median(col("throughput")).alias("median"), col("tier").first()])
         .collect()?;
-    let rows = chosen.select([col("run"), col("job"), col("cand")]).collect()?;
     let as_u32 = |df: &polars::prelude::DataFrame, c: &str| -> Result<Vec<Option<u32>>> {
         Ok(df.column(c)?.cast(&DataType::UInt32)?.u32()?.iter().collect())
     };
-    let (run, job, cand) = (as_u32(&rows, "run")?, as_u32(&rows, "job")?, as_u32(&rows, "cand")?);
+    let (run, job, cand) = (as_u32(&chosen, "run")?, as_u32(&chosen, "job")?, as_u32(&chosen, "cand")?);
     let mut picked: BTreeMap<(usize, usize), Vec<&Candidate>> = BTreeMap::new();
     for ((r, j), c) in run.iter().zip(&job).zip(&cand) {
         if let (Some(r), Some(j), Some(c)) = (r, j, c) {
-            picked.entry((*r as usize, *j as usize)).or_default().push(flat[*c as usize]);
+            picked.entry((*r as usize, *j as usize)).or_default().push(flat[*c as usize].1);
         }
     }
     let (run, job, tier) = (as_u32(&medians, "run")?, as_u32(&medians, "job")?, as_u32(&medians, "tier")?);
