@@ -713,7 +713,54 @@ fn phrases_h200_paper(r: &Results) -> Vec<String> {
     ];
     phrases.extend(phrases_h200_paper_memory_bound(r));
     phrases.extend(phrases_h200_paper_e33(r));
+    phrases.extend(phrases_h200_paper_imagenet64(r));
     phrases
+}
+
+/// What `data/h200-paper/README.md` quotes of exps 33–35 on the ImageNet-64-like files:
+/// resnet50 alone at both batch sizes, the 7-job STP and aggregates at batch 128 beside the
+/// shipped `h200`'s aggregates of the same workloads, the 7-job STP at batch 32, and
+/// CaiT-XXS24 so far.
+fn phrases_h200_paper_imagenet64(r: &Results) -> Vec<String> {
+    let e33 = |rest: &str| format!("e33-resnet50-imagenet64-{rest}@gen");
+    let e34 = |rest: &str| format!("e34-resnet50-imagenet64-{rest}@gen");
+    let e35 = |rest: &str| format!("e35-cait_xxs24_224-imagenet64-{rest}@gen");
+    let stp = |id: &str| stp_with_interval(r, id);
+    let ratio = |id: &str| stp_median(r, id);
+    let throughput = |r: &Results, id: &str| workload(r, id).stats.aggregate_throughput.expect("measured");
+    let aggregates = |r: &Results| {
+        let [a, b, c] = ["x7-mps", "x7-naive", "x7-mpslim1g"].map(|w| throughput(r, &e33(w)).median);
+        format!("{a:.0}, {b:.0} and {c:.0} img/s")
+    };
+    let (a128, a32, cait) =
+        (throughput(r, &e33("x1-exclusive")), throughput(r, &e34("x1-exclusive")), throughput(r, &e35("x1-exclusive")));
+    vec![
+        format!(
+            "alone {:.0} img/s (median of {} runs alone, {:.0}–{:.0}) at batch 128, {:.0} img/s ({:.0}–{:.0}) at batch 32",
+            a128.median, a128.n, a128.min, a128.max, a32.median, a32.min, a32.max
+        ),
+        format!(
+            "7 × MPS {}, 7 × `naive` {}, 7 × the 1g stand-in {}, from aggregates of {}",
+            stp(&e33("x7-mps")),
+            stp(&e33("x7-naive")),
+            stp(&e33("x7-mpslim1g")),
+            aggregates(r)
+        ),
+        format!("earlier, measured {} for the same workloads", aggregates(&results("h200"))),
+        format!(
+            "7 × MPS {}, 7 × `naive` {}, 7 × the 1g stand-in {}",
+            stp(&e34("x7-mps")),
+            stp(&e34("x7-naive")),
+            stp(&e34("x7-mpslim1g")),
+        ),
+        format!("CaiT-XXS24 alone {:.0} img/s ({:.0}–{:.0})", cait.median, cait.min, cait.max),
+        format!(
+            "2 × `naive` {}, the 3g stand-in × 2 {}, its 4g stand-in alone {}",
+            ratio(&e35("x2-naive")),
+            ratio(&e35("x2-mpslim3g")),
+            ratio(&e35("x1-mpslim4g"))
+        ),
+    ]
 }
 
 /// What `data/h200-paper/README.md` quotes of the models the GPU holds back (exps 35 and
