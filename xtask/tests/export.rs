@@ -243,3 +243,130 @@ fn the_readmes_python_example_reads_columns_the_export_has() {
         assert!(columns.contains(n), "the README's example reads column {n}, which no frame has");
     }
 }
+
+/// A float's bits as `load_export.py` prints them (`null`: missing).
+fn json_bits(v: &serde_json::Value) -> Option<u64> {
+    v.as_u64()
+}
+
+/// The type an engine should read a column as: its declared one, or `empty` when every value
+/// is missing; pandas reads an integer column with missing values as floats and a boolean one
+/// as objects, and DuckDB's sniffer reads some text columns (times) as its own types.
+fn type_read(engine: &str, kind: export::Kind, all_missing: bool, some_missing: bool) -> Vec<String> {
+    use export::Kind::*;
+    if all_missing {
+        return vec!["empty".into()];
+    }
+    let declared = match kind {
+        Text => "text",
+        Int => "integer",
+        Float => "float",
+        Bool => "boolean",
+    };
+    let mut ok = vec![declared.to_string()];
+    match (engine, kind) {
+        ("pandas", Int) if some_missing => ok.push("float".into()),
+        ("pandas", Bool) if some_missing => ok.push("text".into()),
+        ("duckdb", Text) => {
+            ok.extend(["other:TIMESTAMP WITH TIME ZONE", "other:TIMESTAMP", "other:DATE"].map(String::from))
+        }
+        _ => {}
+    }
+    ok
+}
+
+#[test]
+fn the_exported_frames_load_in_polars_pandas_and_duckdb_with_their_types_and_values() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("export");
+    let e = export::export(&root(), &export::Request { out: Some(&out), ..Default::default() }).unwrap();
+    let names: Vec<&str> = e.frames.iter().map(|f| f.name).collect();
+    let script = root().join("xtask/tests/load_export.py");
+    let o = Command::new("python3").arg(&script).arg(&out).args(&names).output().expect("python3");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    for (engine, why) in report["missing"].as_object().unwrap() {
+        eprintln!("{engine} is not installed here, so the frames were not loaded in it: {why}");
+    }
+    let r = &e.results;
+    for (engine, loaded) in report["engines"].as_object().unwrap() {
+        for frame in &e.frames {
+            let got = &loaded["frames"][frame.name];
+            assert_eq!(got["rows"].as_u64(), Some(frame.rows.len() as u64), "{engine}: {} rows", frame.name);
+            let types = got["types"].as_object().unwrap();
+            assert_eq!(types.len(), frame.columns.len(), "{engine}: {} columns", frame.name);
+            for (c, column) in frame.columns.iter().enumerate() {
+                // An empty text is an empty field too: missing to every reader.
+                let missing = frame
+                    .rows
+                    .iter()
+                    .filter(|row| {
+                        matches!(&row[c], export::Cell::Null)
+                            || matches!(&row[c], export::Cell::Text(t) if t.is_empty())
+                    })
+                    .count();
+                let ok = type_read(engine, column.kind, missing == frame.rows.len(), missing > 0);
+                let read = types[&column.name].as_str().unwrap_or_default();
+                assert!(
+                    ok.iter().any(|t| t == read),
+                    "{engine} reads {}.{} as {read}, not {}",
+                    frame.name,
+                    column.name,
+                    ok[0]
+                );
+            }
+        }
+        for w in &r.workloads {
+            let s = &w.stats;
+            let want = [
+                bits(s.aggregate_ratio.map(|x| x.median)),
+                bits(w.intervals.map(|i| i.stp[0])),
+                bits(w.intervals.map(|i| i.stp[1])),
+                bits(s.aggregate_throughput.map(|x| x.median)),
+            ];
+            let got: Vec<Option<u64>> = loaded["workloads"][&w.id].as_array().unwrap().iter().map(json_bits).collect();
+            assert_eq!(got, want, "{engine}: {}", w.id);
+        }
+        for run in &r.runs {
+            assert_eq!(json_bits(&loaded["runs"][&run.run_id]), bits(run.aggregate_ratio), "{engine}: {}", run.run_id);
+        }
+        let want: Vec<(String, u64, Option<u64>)> = r
+            .runs
+            .iter()
+            .flat_map(|run| run.jobs.iter().map(move |j| (run.run_id.clone(), j.index as u64, bits(j.throughput))))
+            .collect();
+        let got: Vec<(String, u64, Option<u64>)> = loaded["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| (j[0].as_str().unwrap().to_string(), j[1].as_u64().unwrap(), json_bits(&j[2])))
+            .collect();
+        assert_eq!(got, want, "{engine}: the jobs' throughputs");
+    }
+}
+
+#[test]
+fn the_readmes_python_example_runs_on_the_export() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let section = &readme[readme.find("## Working with the results in Python").expect("the README's section")..];
+    let code = &section[section.find("```python").expect("its example") + "```python".len()..];
+    let code = &code[..code.find("```").unwrap()];
+    let probe = Command::new("python3").args(["-c", "import polars"]).output().expect("python3");
+    if !probe.status.success() {
+        eprintln!("polars is not installed here, so the README's example was not run");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let first = tmp.path().join("export");
+    let e = export::export(&root(), &export::Request { out: Some(&first), ..Default::default() }).unwrap();
+    // Where the README's example reads it: `target/export/<campaign>/` of the project.
+    std::fs::create_dir_all(tmp.path().join("target/export")).unwrap();
+    std::fs::rename(&first, tmp.path().join("target/export").join(&e.campaign)).unwrap();
+    let o = Command::new("python3").args(["-c", code]).current_dir(tmp.path()).output().expect("python3");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "the README's example fails:\n{code}\n{}", String::from_utf8_lossy(&o.stderr));
+    // It prints the median STP of the collocated workloads per data source and mode.
+    for word in ["generated", "synthetic", "naive", "mps", "stp_median"] {
+        assert!(stdout.contains(word), "the README's example printed no {word}:\n{stdout}");
+    }
+}

@@ -11,8 +11,9 @@
 //! The files are CSV (RFC 4180: comma-separated, CRLF line ends, a field quoted when it holds
 //! a comma, a quote or a line break, quotes inside doubled; UTF-8 without a byte-order mark;
 //! a missing value is an empty field), one per frame. Numbers are written in Rust's shortest
-//! form that reads back to the same `f64` (never an exponent), so a value reads back to the
-//! bit; rows come in a fixed order, so the same traces give the same bytes. Parquet is not
+//! form that reads back to the same `f64` (never an exponent; a float's whole value with
+//! `.0`, so that readers that guess types read float columns as floats), so a value reads
+//! back to the bit; rows come in a fixed order, so the same traces give the same bytes. Parquet is not
 //! offered: polars' `parquet` feature would add 124 crates to the build (polars' streaming
 //! engine, an HTTP and TLS stack, three compression libraries in C) for files of a few
 //! hundred rows.
@@ -103,9 +104,22 @@ impl Cell {
             Cell::Null => String::new(),
             Cell::Text(s) => colloc_report::escape::csv(s),
             Cell::Int(i) => i.to_string(),
-            Cell::Float(x) => format!("{x}"),
+            Cell::Float(x) => float_field(*x),
             Cell::Bool(b) => b.to_string(),
         }
+    }
+}
+
+/// A float as a CSV field: Rust's shortest form that reads back to the same `f64`, never an
+/// exponent, and a whole value with `.0`, so that a reader that guesses a column's type from
+/// its values (polars, pandas, DuckDB) reads a float column whose values happen to be whole
+/// (bytes, a clock scale of 1) as floats, not integers.
+fn float_field(x: f64) -> String {
+    let s = format!("{x}");
+    if s.bytes().all(|b| b.is_ascii_digit() || b == b'-') {
+        s + ".0"
+    } else {
+        s
     }
 }
 
@@ -320,7 +334,9 @@ tidy frames, one CSV file each, with this file beside them (default folder: \
 marks as the tables and figures.\n\n\
 The files are RFC 4180 CSV (comma-separated, CRLF line ends, a field quoted when it holds a comma, \
 a quote or a line break), UTF-8. A missing value is an empty field; booleans are `true` and \
-`false`; numbers are written in the shortest form that reads back to the same 64-bit float. Lists \
+`false`; numbers are written in the shortest form that reads back to the same 64-bit float, \
+without an exponent, and a float column's whole values with `.0` (`3.0`), so that polars, pandas \
+and DuckDB read a float column as floats whatever its values. Lists \
 of texts (reasons, notes) are joined by `; `. Units are in the column names (`_img_s` images per \
 second, `_s` seconds, `_bytes`, `_pct` percent, `_w` watts, `_j` joules) and below. Statistics over \
 repetitions come as `_median`, `_min`, `_max` and `_n` (the number of values). `run_id`, \
@@ -1213,6 +1229,17 @@ fn provenance_rows(results: &Results) -> Vec<ProvenanceRow> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn floats_read_back_to_the_bit_and_never_as_integers() {
+        for x in
+            [0.0, -0.0, 1.0, 3.0, -7.0, 150754820096.0, 1e300, 0.1, 2.5e-9, 1167.358922, f64::MAX, f64::MIN_POSITIVE]
+        {
+            let s = super::float_field(x);
+            assert_eq!(s.parse::<f64>().unwrap().to_bits(), x.to_bits(), "{s}");
+            assert!(s.contains('.') && !s.contains('e'), "{s}");
+        }
+    }
+
     use super::*;
 
     #[test]
