@@ -257,6 +257,32 @@ fn an_out_of_memory_workload_reads_oom_with_its_reason_once_in_the_notes() {
     assert_eq!(lines.len(), n);
 }
 
+/// A collocated workload whose every run failed for another reason than memory (a training
+/// that diverged) has no value to draw: the figures over job counts mark its job count on
+/// the axis, with a legend entry, as they mark one that ran out of memory.
+#[test]
+fn a_workload_that_failed_otherwise_is_marked_in_the_figures_over_job_counts() {
+    let (_d, mut r, c) = fixture(FixtureOptions { repetitions: 1, ..FixtureOptions::default() });
+    let svg = |r: &Results| {
+        let outs = render(r, &c, &gpus());
+        let o = outs.iter().find(|o| o.path.ends_with("aggregate_ratio_vs_jobs.svg")).expect("the figure");
+        String::from_utf8(o.bytes.clone()).unwrap()
+    };
+    let legend = "failed, not out of memory";
+    assert!(!svg(&r).contains(legend), "the fixture has no such failure");
+    let primary = r.primary_data.clone();
+    let w = r
+        .workloads
+        .iter_mut()
+        .find(|w| w.n_jobs() > 1 && w.homogeneous() && w.data == primary && w.stats.aggregate_ratio.is_some())
+        .expect("a collocated workload of the main data");
+    w.status = RunStatus::Failed;
+    w.reasons = vec!["job 0 (resnet26): error: the training loss is nan at step 12".to_string()];
+    w.stats.aggregate_ratio = None;
+    assert!(!w.out_of_memory());
+    assert!(svg(&r).contains(legend), "the figure does not mark the failed workload");
+}
+
 /// One row per host (GPU UUID) with its runs: the ok runs of the rows add up to the
 /// campaign's, each host's runner commit is named.
 #[test]

@@ -117,6 +117,7 @@ struct Seen {
     modes: Vec<Mode>,
     hollow_modes: Vec<Mode>,
     oom: bool,
+    failed: bool,
     implausible: bool,
     alone_line: bool,
     reference: bool,
@@ -233,14 +234,24 @@ fn hlines(r: &Results, ws: &[&WorkloadResult], metric: Metric, seen: &mut Seen) 
 }
 
 /// A panel's marks: a cross at each job count where some mode ran out of memory (on the x
-/// axis, or at the GPU's capacity in the memory figure), a ring around a ratio marked
-/// implausible (§ in the tables).
+/// axis, or at the GPU's capacity in the memory figure), a bar on the x axis at each other
+/// job count where some mode's every run failed for another reason (a diverged training,
+/// say: no value to draw), a ring around a ratio marked implausible (§ in the tables).
 fn marks(r: &Results, ws: &[&WorkloadResult], metric: Metric, seen: &mut Seen) -> Vec<Mark> {
     let capacity = r.gpu_memory_bytes();
-    let mut oom: Vec<usize> = ws.iter().filter(|w| w.out_of_memory()).map(|w| w.n_jobs()).collect();
-    oom.sort_unstable();
-    oom.dedup();
+    let job_counts = |keep: &dyn Fn(&WorkloadResult) -> bool| {
+        let mut n: Vec<usize> = ws.iter().filter(|w| keep(w)).map(|w| w.n_jobs()).collect();
+        n.sort_unstable();
+        n.dedup();
+        n
+    };
+    let oom = job_counts(&|w| w.out_of_memory());
+    let failed: Vec<usize> = job_counts(&|w| w.status == RunStatus::Failed && !w.out_of_memory())
+        .into_iter()
+        .filter(|n| !oom.contains(n))
+        .collect();
     seen.oom |= !oom.is_empty();
+    seen.failed |= !failed.is_empty();
     let mut marks: Vec<Mark> = oom
         .into_iter()
         .map(|n| match (metric, capacity) {
@@ -250,6 +261,14 @@ fn marks(r: &Results, ws: &[&WorkloadResult], metric: Metric, seen: &mut Seen) -
             _ => Mark { x: n as f64, y: 0.0, lift: 12, color: ALERT, marker: Marker::Cross, filled: true },
         })
         .collect();
+    marks.extend(failed.into_iter().map(|n| Mark {
+        x: n as f64,
+        y: 0.0,
+        lift: 12,
+        color: ALERT,
+        marker: Marker::Dash,
+        filled: true,
+    }));
     if metric == Metric::Ratio {
         for w in ws.iter().filter(|w| w.mode != Mode::Exclusive && !w.implausible.is_empty()) {
             if let Some(v) = w.stats.aggregate_ratio {
@@ -295,6 +314,9 @@ fn legend_entries(r: &Results, metric: Metric, mut seen: Seen) -> Vec<(String, R
     }
     if seen.oom {
         legend.push(("out of memory".into(), ALERT, Key::Mark(Marker::Cross, true)));
+    }
+    if seen.failed {
+        legend.push(("failed, not out of memory".into(), ALERT, Key::Mark(Marker::Dash, true)));
     }
     if seen.implausible {
         legend.push(("implausible (§)".into(), ALERT, Key::Mark(Marker::Circle, false)));
