@@ -213,6 +213,11 @@ fn reproduce_json_says_what_the_text_says() {
     assert_eq!(by_status, counts["runs"].as_u64().unwrap());
     assert!(stdout.contains(&format!("({} runs)", counts["runs"])), "{stdout}");
     assert!(counts["beyond_plan"].is_u64() && counts["attempts_again"].is_u64());
+    // The runs alone interleaved beyond the plan's repetitions are counted beside them.
+    let beyond = counts["beyond_plan"].as_u64().unwrap();
+    assert!(beyond > 0, "h200-paper measures its models alone interleaved: {counts}");
+    let note = format!("{note}, and {beyond} runs beyond the plan's repetitions");
+    assert!(stdout.contains(&note), "{note}\n{stdout}");
 
     // The outputs: `N of M output files rewritten under DIR`.
     let outputs = &doc["outputs"];

@@ -897,11 +897,21 @@ pub struct TimelinePoint {
 }
 
 impl Results {
-    /// `114 of 157 planned runs made, 43 not yet` while the campaign is incomplete.
+    /// `114 of 157 planned runs made, 43 not yet` while the campaign is incomplete, and how
+    /// many runs there are beside them: `, and 12 runs beyond the plan's repetitions (...)`.
     pub fn incomplete(&self) -> Option<String> {
         let planned = self.provenance.planned_runs?;
         let missing = self.provenance.missing_runs.len();
-        (missing > 0).then(|| format!("{} of {planned} planned runs made, {missing} not yet", planned - missing))
+        let beyond = match self.provenance.beyond_plan {
+            0 => String::new(),
+            n => format!(
+                ", and {n} run{} beyond the plan's repetitions (models alone measured again on a host or \
+                 interleaved with the runs they divide)",
+                if n == 1 { "" } else { "s" }
+            ),
+        };
+        (missing > 0)
+            .then(|| format!("{} of {planned} planned runs made, {missing} not yet{beyond}", planned - missing))
     }
     /// Device memory of the campaign's GPU.
     pub fn gpu_memory_bytes(&self) -> Option<f64> {
