@@ -714,7 +714,29 @@ fn phrases_h200_paper(r: &Results) -> Vec<String> {
     phrases.extend(phrases_h200_paper_memory_bound(r));
     phrases.extend(phrases_h200_paper_e33(r));
     phrases.extend(phrases_h200_paper_imagenet64(r));
+    phrases.push(phrases_h200_paper_so_far(r));
     phrases
+}
+
+/// How far `data/h200-paper/README.md` says the collection has come: its runs by status (the
+/// failed ones out of memory or otherwise), their GPU time and hosts.
+fn phrases_h200_paper_so_far(r: &Results) -> String {
+    let count = |s: &str| r.runs.iter().filter(|x| x.status.as_str() == s).count();
+    let failed: Vec<&str> =
+        r.runs.iter().filter(|x| x.status.as_str() == "failed").map(|x| x.reason.as_deref().unwrap_or("")).collect();
+    let oom = failed.iter().filter(|t| t.contains("out of memory")).count();
+    let diverged = failed.iter().filter(|t| t.contains("training loss is nan")).count();
+    assert_eq!(oom + diverged, failed.len(), "a run failed otherwise: the README should say why: {failed:?}");
+    let minutes = r.runs.iter().map(colloc_reproduce::appendix::run_seconds).sum::<f64>() / 60.0;
+    let hosts: std::collections::BTreeSet<_> = r.runs.iter().filter_map(|x| x.host_id.as_deref()).collect();
+    format!(
+        "So far {} runs ({} `ok`, {} `failed`: {oom} out of memory, {diverged} diverged), {minutes:.0} minutes of GPU \
+         time from their starts to their ends, on {} hosts",
+        r.runs.len(),
+        count("ok"),
+        failed.len(),
+        hosts.len()
+    )
 }
 
 /// What `data/h200-paper/README.md` quotes of exps 33–35 on the ImageNet-64-like files:
