@@ -714,13 +714,13 @@ fn phrases_h200_paper(r: &Results) -> Vec<String> {
     phrases.extend(phrases_h200_paper_memory_bound(r));
     phrases.extend(phrases_h200_paper_e33(r));
     phrases.extend(phrases_h200_paper_imagenet64(r));
-    phrases.push(phrases_h200_paper_so_far(r));
+    phrases.push(phrase_h200_paper_so_far(r));
     phrases
 }
 
 /// How far `data/h200-paper/README.md` says the collection has come: its runs by status (the
 /// failed ones out of memory or otherwise), their GPU time and hosts.
-fn phrases_h200_paper_so_far(r: &Results) -> String {
+fn phrase_h200_paper_so_far(r: &Results) -> String {
     let count = |s: &str| r.runs.iter().filter(|x| x.status.as_str() == s).count();
     let failed: Vec<&str> =
         r.runs.iter().filter(|x| x.status.as_str() == "failed").map(|x| x.reason.as_deref().unwrap_or("")).collect();

@@ -116,10 +116,10 @@ impl Cell {
 /// (bytes, a clock scale of 1) as floats, not integers.
 fn float_field(x: f64) -> String {
     let s = format!("{x}");
-    if s.bytes().all(|b| b.is_ascii_digit() || b == b'-') {
-        s + ".0"
-    } else {
+    if s.contains('.') {
         s
+    } else {
+        s + ".0"
     }
 }
 
@@ -1229,18 +1229,18 @@ fn provenance_rows(results: &Results) -> Vec<ProvenanceRow> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn floats_read_back_to_the_bit_and_never_as_integers() {
         for x in
             [0.0, -0.0, 1.0, 3.0, -7.0, 150754820096.0, 1e300, 0.1, 2.5e-9, 1167.358922, f64::MAX, f64::MIN_POSITIVE]
         {
-            let s = super::float_field(x);
+            let s = float_field(x);
             assert_eq!(s.parse::<f64>().unwrap().to_bits(), x.to_bits(), "{s}");
             assert!(s.contains('.') && !s.contains('e'), "{s}");
         }
     }
-
-    use super::*;
 
     #[test]
     fn csv_fields_are_quoted_as_rfc_4180_says_and_numbers_read_back_to_the_bit() {

@@ -246,29 +246,22 @@ fn marks(r: &Results, ws: &[&WorkloadResult], metric: Metric, seen: &mut Seen) -
         n
     };
     let oom = job_counts(&|w| w.out_of_memory());
-    let failed: Vec<usize> = job_counts(&|w| w.status == RunStatus::Failed && !w.out_of_memory())
-        .into_iter()
-        .filter(|n| !oom.contains(n))
-        .collect();
+    let failed: Vec<usize> =
+        job_counts(&|w| w.status == RunStatus::Failed).into_iter().filter(|n| !oom.contains(n)).collect();
     seen.oom |= !oom.is_empty();
     seen.failed |= !failed.is_empty();
+    // A mark standing on the x axis at a job count.
+    let on_axis = |n: usize, marker| Mark { x: n as f64, y: 0.0, lift: 12, color: ALERT, marker, filled: true };
     let mut marks: Vec<Mark> = oom
         .into_iter()
         .map(|n| match (metric, capacity) {
             (Metric::Memory, Some(c)) => {
                 Mark { x: n as f64, y: c / GIB, lift: 0, color: ALERT, marker: Marker::Cross, filled: true }
             }
-            _ => Mark { x: n as f64, y: 0.0, lift: 12, color: ALERT, marker: Marker::Cross, filled: true },
+            _ => on_axis(n, Marker::Cross),
         })
         .collect();
-    marks.extend(failed.into_iter().map(|n| Mark {
-        x: n as f64,
-        y: 0.0,
-        lift: 12,
-        color: ALERT,
-        marker: Marker::Dash,
-        filled: true,
-    }));
+    marks.extend(failed.into_iter().map(|n| on_axis(n, Marker::Dash)));
     if metric == Metric::Ratio {
         for w in ws.iter().filter(|w| w.mode != Mode::Exclusive && !w.implausible.is_empty()) {
             if let Some(v) = w.stats.aggregate_ratio {
