@@ -714,6 +714,7 @@ fn phrases_h200_paper(r: &Results) -> Vec<String> {
     phrases.extend(phrases_h200_paper_memory_bound(r));
     phrases.extend(phrases_h200_paper_e33(r));
     phrases.extend(phrases_h200_paper_imagenet64(r));
+    phrases.extend(phrases_h200_paper_imagenet(r));
     phrases.push(phrase_h200_paper_so_far(r));
     phrases
 }
@@ -781,6 +782,49 @@ fn phrases_h200_paper_imagenet64(r: &Results) -> Vec<String> {
             ratio(&e35("x2-naive")),
             ratio(&e35("x2-mpslim3g")),
             ratio(&e35("x1-mpslim4g"))
+        ),
+        format!(
+            "3 × `naive` {}, 3 × MPS {}, 7 × `naive` {}, 7 × MPS {}",
+            ratio(&e35("x3-naive")),
+            ratio(&e35("x3-mps")),
+            ratio(&e35("x7-naive")),
+            ratio(&e35("x7-mps"))
+        ),
+    ]
+}
+
+/// What `data/h200-paper/README.md` quotes of exps 33 and 34 on the ImageNet-like files:
+/// resnet152 alone at both batch sizes beside the shipped `h200`'s run alone on synthetic
+/// data, and the STP of the collocated workloads, as the tables print them.
+fn phrases_h200_paper_imagenet(r: &Results) -> Vec<String> {
+    let e33 = |rest: &str| format!("e33-resnet152-imagenet-{rest}@gen");
+    let e34 = |rest: &str| format!("e34-resnet152-imagenet-{rest}@gen");
+    let stp = |id: &str| stp_with_interval(r, id);
+    let ratio = |id: &str| stp_median(r, id);
+    let throughput = |r: &Results, id: &str| workload(r, id).stats.aggregate_throughput.expect("measured");
+    let (a128, a32) = (throughput(r, &e33("x1-exclusive")), throughput(r, &e34("x1-exclusive")));
+    let synthetic = throughput(&results("h200"), "e33-resnet152-imagenet-x1-exclusive@syn");
+    let oom: Vec<_> = r.runs.iter().filter(|x| x.workload_id.starts_with("e33-resnet152-imagenet-x7-")).collect();
+    assert!(!oom.is_empty() && oom.iter().all(|x| x.status.as_str() == "failed"), "7 × resnet152 at batch 128");
+    vec![
+        format!(
+            "interleaved: {:.0} img/s (median of {} runs alone, {:.0}–{:.0}) at batch 128, near the {:.0} img/s `h200` measured on synthetic data",
+            a128.median, a128.n, a128.min, a128.max, synthetic.median
+        ),
+        format!("{:.0} img/s ({:.0}–{:.0}) at batch 32", a32.median, a32.min, a32.max),
+        format!(
+            "2 × `naive` {}, 2 × MPS {}, 3 × MPS {}, the stand-ins {} (3g × 2) and {} (2g × 3)",
+            ratio(&e33("x2-naive")),
+            stp(&e33("x2-mps")),
+            stp(&e33("x3-mps")),
+            ratio(&e33("x2-mpslim3g")),
+            ratio(&e33("x3-mpslim2g"))
+        ),
+        format!(
+            "3 × MPS {}, 7 × `naive` {}, 7 × the 1g stand-in {}",
+            stp(&e34("x3-mps")),
+            stp(&e34("x7-naive")),
+            stp(&e34("x7-mpslim1g"))
         ),
     ]
 }
