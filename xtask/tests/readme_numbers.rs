@@ -715,6 +715,7 @@ fn phrases_h200_paper(r: &Results) -> Vec<String> {
     phrases.extend(phrases_h200_paper_e33(r));
     phrases.extend(phrases_h200_paper_imagenet64(r));
     phrases.extend(phrases_h200_paper_imagenet(r));
+    phrases.extend(phrases_h200_paper_e35_imagenet_e36_imagenet64(r));
     phrases.push(phrase_h200_paper_so_far(r));
     phrases
 }
@@ -825,6 +826,62 @@ fn phrases_h200_paper_imagenet(r: &Results) -> Vec<String> {
             stp(&e34("x3-mps")),
             stp(&e34("x7-naive")),
             stp(&e34("x7-mpslim1g"))
+        ),
+    ]
+}
+
+/// What `data/h200-paper/README.md` quotes of exp 35 on the ImageNet-like files and exp 36
+/// on the ImageNet-64-like files (with exp 34's 7 × MPS on the ImageNet-like files, made in the
+/// same invocation): each model alone (median, spread, memory), the STP of its
+/// collocated workloads as the tables print them, and the 1g stand-in's out-of-memory run.
+fn phrases_h200_paper_e35_imagenet_e36_imagenet64(r: &Results) -> Vec<String> {
+    let e35 = |rest: &str| format!("e35-cait_xxs24_224-imagenet-{rest}@gen");
+    let e36 = |rest: &str| format!("e36-efficientnetv2_s-imagenet64-{rest}@gen");
+    let stp = |id: &str| stp_with_interval(r, id);
+    let ratio = |id: &str| stp_median(r, id);
+    let throughput = |id: &str| workload(r, id).stats.aggregate_throughput.expect("measured");
+    let gib = |id: &str| workload(r, id).stats.mem_used_bytes_max.expect("measured").median / f64::from(1u32 << 30);
+    let oom: Vec<_> = r.runs.iter().filter(|x| x.workload_id == e35("x7-mpslim1g")).collect();
+    assert!(
+        !oom.is_empty() && oom.iter().all(|x| x.status.as_str() == "failed"),
+        "7 × CaiT-XXS24 under the 1g stand-in"
+    );
+    let (cait, effnet) = (throughput(&e35("x1-exclusive")), throughput(&e36("x1-exclusive")));
+    vec![
+        format!("7 × MPS of resnet152 at batch 32 {}", stp("e34-resnet152-imagenet-x7-mps@gen")),
+        format!(
+            "CaiT-XXS24 alone {:.0} img/s (median of {} runs alone, {:.0}–{:.0}), {:.1} GiB",
+            cait.median,
+            cait.n,
+            cait.min,
+            cait.max,
+            gib(&e35("x1-exclusive"))
+        ),
+        format!(
+            "2 × `naive` {}, 2 × MPS {}, 3 × MPS {}, 7 × `naive` {}, 7 × MPS {}",
+            ratio(&e35("x2-naive")),
+            stp(&e35("x2-mps")),
+            stp(&e35("x3-mps")),
+            ratio(&e35("x7-naive")),
+            stp(&e35("x7-mps"))
+        ),
+        format!(
+            "EfficientNetV2-S alone {:.0} img/s (median of {} runs alone, {:.0}–{:.0}), {:.1} GiB",
+            effnet.median,
+            effnet.n,
+            effnet.min,
+            effnet.max,
+            gib(&e36("x1-exclusive"))
+        ),
+        format!(
+            "2 × `naive` {}, 2 × MPS {}, 3 × `naive` {}, 3 × MPS {}; the stand-ins {} (3g × 2) and {} (2g × 3); its 4g stand-in alone {}",
+            ratio(&e36("x2-naive")),
+            stp(&e36("x2-mps")),
+            ratio(&e36("x3-naive")),
+            stp(&e36("x3-mps")),
+            ratio(&e36("x2-mpslim3g")),
+            ratio(&e36("x3-mpslim2g")),
+            ratio(&e36("x1-mpslim4g"))
         ),
     ]
 }
