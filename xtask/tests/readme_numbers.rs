@@ -805,8 +805,7 @@ fn phrases_h200_paper_imagenet(r: &Results) -> Vec<String> {
     let throughput = |r: &Results, id: &str| workload(r, id).stats.aggregate_throughput.expect("measured");
     let (a128, a32) = (throughput(r, &e33("x1-exclusive")), throughput(r, &e34("x1-exclusive")));
     let synthetic = throughput(&results("h200"), "e33-resnet152-imagenet-x1-exclusive@syn");
-    let oom: Vec<_> = r.runs.iter().filter(|x| x.workload_id.starts_with("e33-resnet152-imagenet-x7-")).collect();
-    assert!(!oom.is_empty() && oom.iter().all(|x| x.status.as_str() == "failed"), "7 × resnet152 at batch 128");
+    assert_every_run_failed(r, |id| id.starts_with("e33-resnet152-imagenet-x7-"), "7 × resnet152 at batch 128");
     vec![
         format!(
             "interleaved: {:.0} img/s (median of {} runs alone, {:.0}–{:.0}) at batch 128, near the {:.0} img/s `h200` measured on synthetic data",
@@ -830,6 +829,30 @@ fn phrases_h200_paper_imagenet(r: &Results) -> Vec<String> {
     ]
 }
 
+/// A workload's peak device memory, the median over its runs, in GiB.
+fn mem_gib(r: &Results, id: &str) -> f64 {
+    workload(r, id).stats.mem_used_bytes_max.expect("measured").median / f64::from(1u32 << 30)
+}
+
+/// Holds that the campaign has runs of the workloads `id` selects and that every one failed.
+fn assert_every_run_failed(r: &Results, id: impl Fn(&str) -> bool, what: &str) {
+    let runs: Vec<_> = r.runs.iter().filter(|x| id(&x.workload_id)).collect();
+    assert!(!runs.is_empty() && runs.iter().all(|x| x.status.as_str() == "failed"), "{what}");
+}
+
+/// `<model> alone <median> img/s (median of <n> runs alone, <min>–<max>), <memory> GiB`.
+fn alone_with_memory(r: &Results, model: &str, id: &str) -> String {
+    let t = workload(r, id).stats.aggregate_throughput.expect("measured");
+    format!(
+        "{model} alone {:.0} img/s (median of {} runs alone, {:.0}–{:.0}), {:.1} GiB",
+        t.median,
+        t.n,
+        t.min,
+        t.max,
+        mem_gib(r, id)
+    )
+}
+
 /// What `data/h200-paper/README.md` quotes of exp 35 on the ImageNet-like files and exp 36
 /// on the ImageNet-64-like files (with exp 34's 7 × MPS on the ImageNet-like files, made in the
 /// same invocation): each model alone (median, spread, memory), the STP of its
@@ -839,24 +862,10 @@ fn phrases_h200_paper_e35_imagenet_e36_imagenet64(r: &Results) -> Vec<String> {
     let e36 = |rest: &str| format!("e36-efficientnetv2_s-imagenet64-{rest}@gen");
     let stp = |id: &str| stp_with_interval(r, id);
     let ratio = |id: &str| stp_median(r, id);
-    let throughput = |id: &str| workload(r, id).stats.aggregate_throughput.expect("measured");
-    let gib = |id: &str| workload(r, id).stats.mem_used_bytes_max.expect("measured").median / f64::from(1u32 << 30);
-    let oom: Vec<_> = r.runs.iter().filter(|x| x.workload_id == e35("x7-mpslim1g")).collect();
-    assert!(
-        !oom.is_empty() && oom.iter().all(|x| x.status.as_str() == "failed"),
-        "7 × CaiT-XXS24 under the 1g stand-in"
-    );
-    let (cait, effnet) = (throughput(&e35("x1-exclusive")), throughput(&e36("x1-exclusive")));
+    assert_every_run_failed(r, |id| id == e35("x7-mpslim1g"), "7 × CaiT-XXS24 under the 1g stand-in");
     vec![
         format!("7 × MPS of resnet152 at batch 32 {}", stp("e34-resnet152-imagenet-x7-mps@gen")),
-        format!(
-            "CaiT-XXS24 alone {:.0} img/s (median of {} runs alone, {:.0}–{:.0}), {:.1} GiB",
-            cait.median,
-            cait.n,
-            cait.min,
-            cait.max,
-            gib(&e35("x1-exclusive"))
-        ),
+        alone_with_memory(r, "CaiT-XXS24", &e35("x1-exclusive")),
         format!(
             "2 × `naive` {}, 2 × MPS {}, 3 × MPS {}, 7 × `naive` {}, 7 × MPS {}",
             ratio(&e35("x2-naive")),
@@ -865,14 +874,7 @@ fn phrases_h200_paper_e35_imagenet_e36_imagenet64(r: &Results) -> Vec<String> {
             ratio(&e35("x7-naive")),
             stp(&e35("x7-mps"))
         ),
-        format!(
-            "EfficientNetV2-S alone {:.0} img/s (median of {} runs alone, {:.0}–{:.0}), {:.1} GiB",
-            effnet.median,
-            effnet.n,
-            effnet.min,
-            effnet.max,
-            gib(&e36("x1-exclusive"))
-        ),
+        alone_with_memory(r, "EfficientNetV2-S", &e36("x1-exclusive")),
         format!(
             "2 × `naive` {}, 2 × MPS {}, 3 × `naive` {}, 3 × MPS {}; the stand-ins {} (3g × 2) and {} (2g × 3); its 4g stand-in alone {}",
             ratio(&e36("x2-naive")),
@@ -890,13 +892,9 @@ fn phrases_h200_paper_e35_imagenet_e36_imagenet64(r: &Results) -> Vec<String> {
 /// 36 on files): the 1g stand-in's out-of-memory run against one CaiT-XXS24's memory, and
 /// EfficientNetV2-S alone and collocated.
 fn phrases_h200_paper_memory_bound(r: &Results) -> Vec<String> {
-    let gib = |id: &str| {
-        let w = workload(r, id);
-        w.stats.mem_used_bytes_max.expect("measured").median / f64::from(1u32 << 30)
-    };
-    let oom = workload(r, "e35-cait_xxs24_224-cifar10-x7-mpslim1g@gen");
-    let runs: Vec<_> = r.runs.iter().filter(|x| x.workload_id == oom.id).collect();
-    assert!(!runs.is_empty() && runs.iter().all(|x| x.status.as_str() == "failed"), "{}", oom.id);
+    let gib = |id: &str| mem_gib(r, id);
+    let oom = "e35-cait_xxs24_224-cifar10-x7-mpslim1g@gen";
+    assert_every_run_failed(r, |id| id == oom, oom);
     let ratio = |id: &str| stp_median(r, id);
     let e36 = |rest: &str| format!("e36-efficientnetv2_s-cifar10-{rest}@gen");
     let alone = workload(r, &e36("x1-exclusive")).stats.aggregate_throughput.expect("measured");
