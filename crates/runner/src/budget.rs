@@ -1,6 +1,9 @@
 //! `--time-budget`: no run is begun that, by its plan estimate with a margin, could end after
 //! the budget (counted from the invocation's start); a unit of runs made together on one host
-//! is begun only when all of it fits.
+//! is begun only when all of it fits. A baseline the runner added to a unit (or owes after
+//! it) was counted, with the margin, when the unit was begun; as it comes it is checked
+//! against its bare estimate, so that a unit whose runs took longer than estimated keeps its
+//! baselines on its host while they still fit the budget.
 
 use anyhow::Result;
 use std::time::Duration;
@@ -17,6 +20,22 @@ pub(crate) fn past_budget(opts: &RunOptions, used: Duration, estimated: f64) -> 
     (used + needs > budget).then(|| {
         format!(
             "(estimated {estimated:.0} s, with the margin {needs:.0} s) could end after the budget of {budget:.0} s ({used:.0} s used)"
+        )
+    })
+}
+
+/// With a time budget: why a run that starts here is not begun after `used`. A run the
+/// runner added (a baseline of the unit it belongs to, counted with the margin when the unit
+/// was begun) is held to its bare estimate; any other to its estimate with the margin.
+pub(crate) fn run_past_budget(opts: &RunOptions, used: Duration, estimated: f64, added: bool) -> Option<String> {
+    if !added {
+        return past_budget(opts, used, estimated);
+    }
+    let budget = opts.time_budget?.as_secs_f64();
+    let used = used.as_secs_f64();
+    (used + estimated > budget).then(|| {
+        format!(
+            "(estimated {estimated:.0} s, a baseline added to the unit before it) could end after the budget of {budget:.0} s ({used:.0} s used)"
         )
     })
 }
@@ -56,4 +75,35 @@ pub(crate) fn unit_past_budget(
     Ok(past_budget(opts, used, estimated).map(|why| {
         format!("{} and the {} run(s) made with it on one host{owing} {why}", first.run_id, starting.len() - 1)
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn budget(seconds: u64) -> RunOptions {
+        let mut o = RunOptions::new("unused");
+        o.time_budget = Some(Duration::from_secs(seconds));
+        o
+    }
+
+    #[test]
+    fn an_added_baseline_is_held_to_its_bare_estimate_and_any_other_run_to_the_margin() {
+        let o = budget(100);
+        let used = Duration::from_secs(86);
+        // 86 + 12 = 98 fits 100; 86 + 12 × 1.25 = 101 does not.
+        assert_eq!(run_past_budget(&o, used, 12.0, true), None);
+        let why = run_past_budget(&o, used, 12.0, false).expect("with the margin 15 s, past 100 s");
+        assert!(
+            why.starts_with("(estimated 12 s, with the margin 15 s) could end after the budget of 100 s (86 s used)"),
+            "{why}"
+        );
+        // Past the budget even bare: refused, saying it is an added baseline.
+        let why = run_past_budget(&o, used, 16.0, true).expect("86 + 16 > 100");
+        assert!(why.starts_with("(estimated 16 s, a baseline added to the unit before it) could end after"), "{why}");
+        // Without a budget nothing is refused.
+        let free = RunOptions::new("unused");
+        assert_eq!(run_past_budget(&free, Duration::from_secs(10_000), 1e6, true), None);
+        assert_eq!(run_past_budget(&free, Duration::from_secs(10_000), 1e6, false), None);
+    }
 }

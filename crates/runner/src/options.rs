@@ -58,7 +58,8 @@ pub struct RunOptions {
     /// cannot be checked against one.
     pub strict_env: bool,
     /// Start no run that could end after this long from the start of the invocation (the
-    /// run's plan estimate with [`BUDGET_MARGIN`]).
+    /// run's plan estimate with [`BUDGET_MARGIN`]; a baseline added to a unit that was begun
+    /// within it, its bare estimate).
     pub time_budget: Option<Duration>,
     /// `Some`: the runs go to Slurm as a job array (`--executor slurm`) instead of running
     /// here.

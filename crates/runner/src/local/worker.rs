@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use super::shared::{Shared, Stop};
 use crate::backend::Backend;
-use crate::budget::{past_budget, unit_past_budget};
+use crate::budget::{run_past_budget, unit_past_budget};
 use crate::leftovers::Leftovers;
 use crate::modes::{busy, MpsDirs};
 use crate::options::RunOptions;
@@ -281,7 +281,8 @@ impl<'s> Worker<'_, '_, 's, '_> {
     /// GPU (at the time budget) or the campaign.
     fn may_start(&mut self, t: &Todo<'_>) -> Result<bool> {
         let (env, shared, opts) = (self.env, self.shared, self.env.opts);
-        if let Some(why) = past_budget(opts, shared.started.elapsed(), t.workload.estimated_seconds) {
+        let (used, estimated) = (shared.started.elapsed(), t.workload.estimated_seconds);
+        if let Some(why) = run_past_budget(opts, used, estimated, t.added.is_some()) {
             shared.stop_here(Stop::Budget(format!("{} {why}", t.run_id)));
             return Ok(false);
         }
