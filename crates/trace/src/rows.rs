@@ -386,6 +386,21 @@ struct Rows {
     /// The row being read: its numbers and where each field is in its line.
     numbers: Vec<Option<f64>>,
     spans: Vec<(usize, usize)>,
+    /// Per column: how its fields are read, from the rules above.
+    kinds: Vec<Kind>,
+}
+
+/// How a column's fields are read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Not a numeric column: the field is text.
+    Text,
+    /// Numeric, its value computed, and its one rule "not below zero".
+    Plain,
+    /// Numeric, not valued, its one rule "not below zero": only the form is checked.
+    Form,
+    /// Numeric with more rules (`mono`, `instance`, `job`).
+    Ruled,
 }
 
 impl Rows {
@@ -397,7 +412,7 @@ impl Rows {
         if let Some(dup) = names.iter().enumerate().find_map(|(i, n)| names[..i].contains(n).then_some(n)) {
             return Err(format!("line 1: the column {dup:?} appears twice in the header"));
         }
-        Ok(Rows {
+        let mut rows = Rows {
             is_num: names.iter().map(|n| numeric.contains(n)).collect(),
             valued: vec![true; names.len()],
             least: names.iter().map(|n| if *n == "instance" { -1.0 } else { 0.0 }).collect(),
@@ -409,8 +424,11 @@ impl Rows {
             pending_blank: None,
             numbers: vec![None; names.len()],
             spans: Vec::with_capacity(names.len()),
+            kinds: Vec::new(),
             names: names.iter().map(|n| n.to_string()).collect(),
-        })
+        };
+        rows.kinds = rows.kinds();
+        Ok(rows)
     }
 
     /// Computes the values of only the columns `needs` names, and of those whose rules need
@@ -419,6 +437,22 @@ impl Rows {
         for (c, name) in self.names.iter().enumerate() {
             self.valued[c] = needs(name) || c == self.mono_at || self.whole[c] || self.job_limit[c].is_some();
         }
+        self.kinds = self.kinds();
+    }
+
+    /// How each column's fields are read, from its rules and whether it is valued.
+    fn kinds(&self) -> Vec<Kind> {
+        (0..self.names.len())
+            .map(|c| {
+                let ruled = c == self.mono_at || self.whole[c] || self.job_limit[c].is_some() || self.least[c] != 0.0;
+                match (self.is_num[c], ruled, self.valued[c]) {
+                    (false, _, _) => Kind::Text,
+                    (true, true, _) => Kind::Ruled,
+                    (true, false, true) => Kind::Plain,
+                    (true, false, false) => Kind::Form,
+                }
+            })
+            .collect()
     }
 
     /// Checks line `line_no` (not the header) and hands it to the sink.
@@ -454,11 +488,14 @@ impl Rows {
         self.spans.clear();
         let mut from = 0;
         for c in 0..columns {
-            // The runner's plain decimals are parsed (or their form checked) as the field is found.
-            let quick = match (self.is_num[c], self.valued[c]) {
-                (true, true) => plain_decimal_at(bytes, from),
-                (true, false) => plain_form_at(bytes, from).map(|to| (None, to)),
-                (false, _) => None,
+            let kind = self.kinds[c];
+            // The runner's plain decimals are parsed (or their form checked) as the field is
+            // found; a column whose only rule is "not below zero" needs no look at the value.
+            let quick = match kind {
+                Kind::Plain => plain_decimal_at::<true>(bytes, from),
+                Kind::Form => plain_form_at(bytes, from).map(|to| (None, to)),
+                Kind::Ruled => plain_decimal_at::<false>(bytes, from),
+                Kind::Text => None,
             };
             let to = match quick {
                 Some((_, to)) => to,
@@ -469,17 +506,22 @@ impl Rows {
                 return Err(None);
             }
             self.spans.push((from, to));
-            self.numbers[c] = None;
-            if self.is_num[c] {
-                let v = match quick {
-                    Some((v, _)) => v,
-                    None => self.parse(c, &line[from..to])?,
-                };
-                if let Some(v) = v {
-                    self.check(c, v)?;
-                    self.numbers[c] = self.valued[c].then_some(v);
-                } else if c == self.mono_at {
-                    return Err(Some("`mono` is empty".to_string()));
+            match (kind, quick) {
+                (Kind::Text, _) => self.numbers[c] = None,
+                (Kind::Plain, Some((v, _))) => self.numbers[c] = v,
+                (Kind::Form, Some(_)) => self.numbers[c] = None,
+                _ => {
+                    self.numbers[c] = None;
+                    let v = match quick {
+                        Some((v, _)) => v,
+                        None => self.parse(c, &line[from..to])?,
+                    };
+                    if let Some(v) = v {
+                        self.check(c, v)?;
+                        self.numbers[c] = self.valued[c].then_some(v);
+                    } else if c == self.mono_at {
+                        return Err(Some("`mono` is empty".to_string()));
+                    }
                 }
             }
             from = to + 1;
@@ -544,7 +586,7 @@ pub(crate) fn trim(field: &str) -> &str {
 /// The field of `bytes` from `from` when it is a plain decimal ([`plain_decimal`]) or empty,
 /// read up to the comma or the end of the line that ends it: its value (`None` when empty)
 /// and where it ends. `None` when it is anything else.
-fn plain_decimal_at(bytes: &[u8], from: usize) -> Option<(Option<f64>, usize)> {
+fn plain_decimal_at<const NOT_BELOW_ZERO: bool>(bytes: &[u8], from: usize) -> Option<(Option<f64>, usize)> {
     let rest = &bytes[from..];
     let negative = rest.first() == Some(&b'-');
     let (mut m, mut n, mut frac, mut point) = (0u64, 0usize, 0usize, false);
@@ -570,6 +612,9 @@ fn plain_decimal_at(bytes: &[u8], from: usize) -> Option<(Option<f64>, usize)> {
     if n == 0 {
         // Empty, or a sign or point alone.
         return (len == 0).then_some((None, from));
+    }
+    if NOT_BELOW_ZERO && negative && m != 0 {
+        return None;
     }
     // A whole number needs no division (by 1, which is exact).
     let v = if frac == 0 { m as f64 } else { m as f64 / POW10[frac] };
@@ -611,12 +656,49 @@ const POW10: [f64; 16] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10
 /// quotient is the correctly rounded value, the same as `str::parse` gives.
 fn plain_decimal(field: &str) -> Option<f64> {
     // A field holds no comma, so the scan of a line's field reads it whole.
-    plain_decimal_at(field.as_bytes(), 0).and_then(|(v, _)| v)
+    plain_decimal_at::<false>(field.as_bytes(), 0).and_then(|(v, _)| v)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{plain_decimal, trim};
+    use super::{plain_decimal, read_text_rows, trim, Row, RowSink};
+
+    /// Keeps the values of the columns it needs, row by row.
+    struct Needs(&'static [&'static str], Vec<Vec<Option<f64>>>);
+
+    impl RowSink for Needs {
+        fn columns(&mut self, _: &[&str]) {}
+        fn needs(&self, column: &str) -> bool {
+            self.0.contains(&column)
+        }
+        fn row(&mut self, row: &Row<'_>) {
+            self.1.push(row.numbers.to_vec());
+        }
+    }
+
+    /// Each kind of column (valued, only checked, with more rules, text) refuses a value
+    /// below its least in the same words, whether the sink needs it or not, and keeps -0.
+    #[test]
+    fn a_value_below_its_least_is_refused_in_every_kind_of_column() {
+        let numeric = ["mono", "instance", "power_w", "pids"];
+        let header = "mono,instance,power_w,pids,note";
+        for needs in [&["power_w", "pids"][..], &["power_w"], &[]] {
+            let read = |row: &str| {
+                let mut sink = Needs(needs, Vec::new());
+                read_text_rows(&format!("{header}\n{row}\n"), &numeric, None, &mut sink).map(|_| sink.1)
+            };
+            let power = needs.contains(&"power_w");
+            let pids = needs.contains(&"pids");
+            let kept = read("1.5,-1,-0.000,-0,-7").unwrap();
+            assert_eq!(kept, vec![vec![Some(1.5), Some(-1.0), power.then_some(-0.0), pids.then_some(-0.0), None]]);
+            assert!(kept[0][2].is_none_or(|v| v.is_sign_negative()), "{needs:?}");
+            assert_eq!(read("1,0,-2.5,3,x").unwrap_err(), "line 2 (row 1): `power_w` is -2.5, below 0", "{needs:?}");
+            assert_eq!(read("1,0,2.5,-3,x").unwrap_err(), "line 2 (row 1): `pids` is -3, below 0", "{needs:?}");
+            assert_eq!(read("1,-2,2.5,3,x").unwrap_err(), "line 2 (row 1): `instance` is -2, below -1", "{needs:?}");
+            assert_eq!(read("-1,0,2.5,3,x").unwrap_err(), "line 2 (row 1): `mono` is -1, below 0", "{needs:?}");
+            assert_eq!(read("1,0,-1e3,3,x").unwrap_err(), "line 2 (row 1): `power_w` is -1000, below 0", "{needs:?}");
+        }
+    }
 
     #[test]
     fn plain_decimals_parse_as_str_parse_does() {
