@@ -391,7 +391,7 @@ struct Rows {
 }
 
 /// How a column's fields are read.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 enum Kind {
     /// Not a numeric column: the field is text.
     Text,
@@ -435,22 +435,24 @@ impl Rows {
     /// the value (`mono`, `instance`, `job`).
     fn value_only_needed(&mut self, needs: impl Fn(&str) -> bool) {
         for (c, name) in self.names.iter().enumerate() {
-            self.valued[c] = needs(name) || c == self.mono_at || self.whole[c] || self.job_limit[c].is_some();
+            self.valued[c] = needs(name) || self.ruled(c);
         }
         self.kinds = self.kinds();
+    }
+
+    /// Whether column `c` has rules beyond "not below zero" (`mono`, `instance`, `job`).
+    fn ruled(&self, c: usize) -> bool {
+        c == self.mono_at || self.whole[c] || self.job_limit[c].is_some() || self.least[c] != 0.0
     }
 
     /// How each column's fields are read, from its rules and whether it is valued.
     fn kinds(&self) -> Vec<Kind> {
         (0..self.names.len())
-            .map(|c| {
-                let ruled = c == self.mono_at || self.whole[c] || self.job_limit[c].is_some() || self.least[c] != 0.0;
-                match (self.is_num[c], ruled, self.valued[c]) {
-                    (false, _, _) => Kind::Text,
-                    (true, true, _) => Kind::Ruled,
-                    (true, false, true) => Kind::Plain,
-                    (true, false, false) => Kind::Form,
-                }
+            .map(|c| match (self.is_num[c], self.ruled(c), self.valued[c]) {
+                (false, _, _) => Kind::Text,
+                (true, true, _) => Kind::Ruled,
+                (true, false, true) => Kind::Plain,
+                (true, false, false) => Kind::Form,
             })
             .collect()
     }
@@ -506,27 +508,33 @@ impl Rows {
                 return Err(None);
             }
             self.spans.push((from, to));
-            match (kind, quick) {
-                (Kind::Text, _) => self.numbers[c] = None,
-                (Kind::Plain, Some((v, _))) => self.numbers[c] = v,
-                (Kind::Form, Some(_)) => self.numbers[c] = None,
-                _ => {
-                    self.numbers[c] = None;
-                    let v = match quick {
-                        Some((v, _)) => v,
-                        None => self.parse(c, &line[from..to])?,
-                    };
-                    if let Some(v) = v {
-                        self.check(c, v)?;
-                        self.numbers[c] = self.valued[c].then_some(v);
-                    } else if c == self.mono_at {
-                        return Err(Some("`mono` is empty".to_string()));
-                    }
-                }
-            }
+            self.numbers[c] = match (kind, quick) {
+                (Kind::Text, _) | (Kind::Form, Some(_)) => None,
+                (Kind::Plain, Some((v, _))) => v,
+                _ => self.checked(c, quick.map(|(v, _)| v), &line[from..to])?,
+            };
             from = to + 1;
         }
         Ok(())
+    }
+
+    /// Numeric field `field` of column `c` held to all its column's rules, its value (`quick`
+    /// when the quick scan read it, else parsed) kept when the column is valued.
+    // Inlined: the ruled columns (`mono` among them) take it on every row.
+    #[inline(always)]
+    fn checked(&mut self, c: usize, quick: Option<Option<f64>>, field: &str) -> Result<Option<f64>, Option<String>> {
+        let v = match quick {
+            Some(v) => v,
+            None => self.parse(c, field)?,
+        };
+        match v {
+            Some(v) => {
+                self.check(c, v)?;
+                Ok(self.valued[c].then_some(v))
+            }
+            None if c == self.mono_at => Err(Some("`mono` is empty".to_string())),
+            None => Ok(None),
+        }
     }
 
     /// A numeric field that is not a plain decimal: trimmed, empty (`None`) or read by
