@@ -1,6 +1,8 @@
 //! The row reader alone: `n` rows (default 10^6) of each telemetry file, as the bench's
 //! generated campaigns write them, held in memory and read by `read_text_rows` into a sink
 //! that needs the analysis' columns, seven passes; prints each pass' time a row and a byte.
+//! The second argument is the digits after the point of `wall` (default 3, as the bench
+//! writes it; the runner writes 6).
 //! `cargo run --release -p colloc-trace --example row_reader -- 1000000 | sort -k2 -n | head -1`
 use colloc_trace::rows::{read_text_rows, Row, RowSink};
 use colloc_trace::telemetry::{GPU_COLUMNS, GPU_NUMERIC, PROCESS_COLUMNS, PROCESS_NUMERIC};
@@ -29,16 +31,17 @@ fn main() {
     let n: usize = std::env::args().nth(1).map(|s| s.parse().unwrap()).unwrap_or(1_000_000);
     let mut procs = PROCESS_COLUMNS.join(",") + "\n";
     let mut tel = GPU_COLUMNS.join(",") + "\n";
+    let places: usize = std::env::args().nth(2).map(|s| s.parse().unwrap()).unwrap_or(3);
     let wall0 = 1_735_689_600.0;
     for k in 0..n {
         let t = 1000.0 + k as f64 / 10.0;
         let wall = t + wall0;
         let b = 0.5 + 0.3 * ((k * 7919 % 1000) as f64 / 1000.0);
-        writeln!(procs, "{t:.3},{wall:.3},{},{},{:.1},{},{:.0}", k % 3, 5, 380.0 * b, 18980864 + k, 2.5e10 * b)
+        writeln!(procs, "{t:.3},{wall:.places$},{},{},{:.1},{},{:.0}", k % 3, 5, 380.0 * b, 18980864 + k, 2.5e10 * b)
             .unwrap();
         writeln!(
             tel,
-            "{t:.3},{wall:.3},-1,{:.1},{:.1},{:.0},{:.0},{:.0},{},1980,2619,45,0,{:.3},{:.3},{:.3},{:.3}",
+            "{t:.3},{wall:.places$},-1,{:.1},{:.1},{:.0},{:.0},{:.0},{},1980,2619,45,0,{:.3},{:.3},{:.3},{:.3}",
             700.0 * b,
             5e6 + k as f64 * 70.0,
             b * 100.0,

@@ -603,7 +603,7 @@ fn plain_decimal_at<const NOT_BELOW_ZERO: bool>(bytes: &[u8], from: usize) -> Op
         match c {
             b'0'..=b'9' => {
                 n += 1;
-                if n > 15 {
+                if n > 19 {
                     return None;
                 }
                 m = m * 10 + u64::from(c - b'0');
@@ -621,7 +621,7 @@ fn plain_decimal_at<const NOT_BELOW_ZERO: bool>(bytes: &[u8], from: usize) -> Op
         // Empty, or a sign or point alone.
         return (len == 0).then_some((None, from));
     }
-    if NOT_BELOW_ZERO && negative && m != 0 {
+    if m > EXACT || NOT_BELOW_ZERO && negative && m != 0 {
         return None;
     }
     // A whole number needs no division (by 1, which is exact).
@@ -651,17 +651,25 @@ fn plain_form_at(bytes: &[u8], from: usize) -> Option<usize> {
             _ => return None,
         }
     }
-    let plain = digits > 0 && digits <= 15 && !(negative && nonzero);
+    // At most 19 digits, so the value is finite; any such form is one `str::parse` takes.
+    let plain = digits > 0 && digits <= 19 && !(negative && nonzero);
     (plain || len == 0).then_some(from + len)
 }
 
-/// Powers of ten exactly representable as `f64`, up to the 15 digits [`plain_decimal`] takes.
-const POW10: [f64; 16] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15];
+/// Powers of ten exactly representable as `f64` (every one up to 1e22 is), up to the 19
+/// digits [`plain_decimal`] reads.
+const POW10: [f64; 20] =
+    [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19];
 
-/// A number as the runner writes them (`-12.345`: an optional sign, at most 15 digits, an
-/// optional point), parsed quickly; `None` for anything else, which `str::parse` then reads.
-/// The digits as an integer (below 2^53) and the power of ten are both exact, so their
-/// quotient is the correctly rounded value, the same as `str::parse` gives.
+/// The greatest digits-as-an-integer [`plain_decimal`] takes: 2^53, below which every integer
+/// is exact as `f64`.
+const EXACT: u64 = 1 << 53;
+
+/// A number as the runner writes them (`-12.345`, `1796166853.238752`: an optional sign, at
+/// most 19 digits that as an integer are at most 2^53, an optional point), parsed quickly;
+/// `None` for anything else, which `str::parse` then reads. The digits as an integer and the
+/// power of ten are both exact, so their quotient is the correctly rounded value, the same as
+/// `str::parse` gives.
 fn plain_decimal(field: &str) -> Option<f64> {
     // A field holds no comma, so the scan of a line's field reads it whole.
     plain_decimal_at::<false>(field.as_bytes(), 0).and_then(|(v, _)| v)
@@ -711,18 +719,34 @@ mod tests {
     #[test]
     fn plain_decimals_parse_as_str_parse_does() {
         let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut fields: Vec<String> =
-            ["0", "-0", "1.", ".5", "-.5", "007", "1167.358922", "150754820096", "999999999999999", "0.00000000000001"]
-                .iter()
-                .map(|s| s.to_string())
-                .collect();
+        let mut fields: Vec<String> = [
+            "0",
+            "-0",
+            "1.",
+            ".5",
+            "-.5",
+            "007",
+            "1167.358922",
+            "150754820096",
+            "999999999999999",
+            "0.00000000000001",
+            "1796166853.238752",
+            "9007199254740992",
+            "0.000000000000000009",
+            "0000000000000000001",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         for _ in 0..20_000 {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            let digits = (x % 15 + 1) as usize;
+            let digits = (x % 19 + 1) as usize;
             let point = (x >> 8) as usize % (digits + 1);
-            let mut s = format!("{:0width$}", (x >> 16) % 10u64.pow(digits as u32), width = digits);
+            // Below 2^53 whatever the count of digits (leading zeros fill the rest).
+            let m = x.rotate_left(29) % 10u64.pow(digits as u32) % (1 << 53);
+            let mut s = format!("{m:0digits$}");
             if point < digits {
                 s.insert(point, '.');
             }
@@ -736,9 +760,22 @@ mod tests {
             let got = plain_decimal(f).unwrap_or_else(|| panic!("{f:?} not taken"));
             assert_eq!(got.to_bits(), want.to_bits(), "{f:?}");
         }
-        for other in
-            ["", "-", ".", "1.2.3", "1e5", "inf", "NaN", "+1", "1 ", "1234567890123456", "0.000000000000001", "--1"]
-        {
+        for other in [
+            "",
+            "-",
+            ".",
+            "1.2.3",
+            "1e5",
+            "inf",
+            "NaN",
+            "+1",
+            "1 ",
+            "--1",
+            "9007199254740993",
+            "-900719925474099.3",
+            "12345678901234567890",
+            "0.0000000000000000001",
+        ] {
             assert!(plain_decimal(other).is_none(), "{other:?} taken");
         }
     }
