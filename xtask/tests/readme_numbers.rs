@@ -4,8 +4,9 @@
 
 mod common;
 
-use colloc_analysis::{ProtocolValidation, Results, RunResult, Stats, WorkloadResult};
+use colloc_analysis::{Baseline, ProtocolValidation, Results, RunResult, Stats, WorkloadResult};
 use colloc_trace::Mode;
+use std::collections::BTreeMap;
 
 fn plan(campaign: &str) -> colloc_plan::Plan {
     let project = colloc_spec::load_project(&common::root()).expect("the project loads");
@@ -398,7 +399,7 @@ fn phrases_h200_files(r: &Results) -> Vec<String> {
 }
 
 /// Baseline `model` at `batch` on `data` (a model alone on the whole GPU).
-fn alone<'a>(r: &'a Results, model: &str, batch: u32, data: &str) -> &'a colloc_analysis::Baseline {
+fn alone<'a>(r: &'a Results, model: &str, batch: u32, data: &str) -> &'a Baseline {
     r.baselines
         .iter()
         .find(|b| b.model == model && b.batch_size == batch && b.data == data)
@@ -715,7 +716,9 @@ fn phrases_h200_paper(r: &Results) -> Vec<String> {
     phrases.extend(phrases_h200_paper_e33(r));
     phrases.extend(phrases_h200_paper_imagenet64(r));
     phrases.extend(phrases_h200_paper_imagenet(r));
-    phrases.extend(phrases_h200_paper_e35_imagenet_e36_imagenet64(r));
+    phrases.extend(phrases_h200_paper_e35_imagenet(r));
+    phrases.extend(phrases_h200_paper_e36_imagenets(r));
+    phrases.extend(phrases_h200_paper_fast_host(r));
     phrases.push(phrase_h200_paper_so_far(r));
     phrases
 }
@@ -756,13 +759,10 @@ fn phrases_h200_paper_imagenet64(r: &Results) -> Vec<String> {
         let [a, b, c] = ["x7-mps", "x7-naive", "x7-mpslim1g"].map(|w| throughput(r, &e33(w)).median);
         format!("{a:.0}, {b:.0} and {c:.0} img/s")
     };
-    let (a128, a32, cait) =
-        (throughput(r, &e33("x1-exclusive")), throughput(r, &e34("x1-exclusive")), throughput(r, &e35("x1-exclusive")));
+    let (a32, cait) = (throughput(r, &e34("x1-exclusive")), throughput(r, &e35("x1-exclusive")));
     vec![
-        format!(
-            "alone {:.0} img/s (median of {} runs alone, {:.0}–{:.0}) at batch 128, {:.0} img/s ({:.0}–{:.0}) at batch 32",
-            a128.median, a128.n, a128.min, a128.max, a32.median, a32.min, a32.max
-        ),
+        format!("resnet50 alone at batch 128: {}", alone_per_host(r, "resnet50", 128)),
+        format!("at batch 32 {:.0} img/s ({:.0}–{:.0})", a32.median, a32.min, a32.max),
         format!(
             "7 × MPS {}, 7 × `naive` {}, 7 × the 1g stand-in {}, from aggregates of {}",
             stp(&e33("x7-mps")),
@@ -853,13 +853,12 @@ fn alone_with_memory(r: &Results, model: &str, id: &str) -> String {
     )
 }
 
-/// What `data/h200-paper/README.md` quotes of exp 35 on the ImageNet-like files and exp 36
-/// on the ImageNet-64-like files (with exp 34's 7 × MPS on the ImageNet-like files, made in the
-/// same invocation): each model alone (median, spread, memory), the STP of its
-/// collocated workloads as the tables print them, and the 1g stand-in's out-of-memory run.
-fn phrases_h200_paper_e35_imagenet_e36_imagenet64(r: &Results) -> Vec<String> {
+/// What `data/h200-paper/README.md` quotes of exp 35 on the ImageNet-like files (with exp
+/// 34's 7 × MPS on the ImageNet-like files, made in the same invocation): CaiT-XXS24 alone
+/// (median, spread, memory), the STP of its collocated workloads as the tables print them,
+/// and the 1g stand-in's out-of-memory run.
+fn phrases_h200_paper_e35_imagenet(r: &Results) -> Vec<String> {
     let e35 = |rest: &str| format!("e35-cait_xxs24_224-imagenet-{rest}@gen");
-    let e36 = |rest: &str| format!("e36-efficientnetv2_s-imagenet64-{rest}@gen");
     let stp = |id: &str| stp_with_interval(r, id);
     let ratio = |id: &str| stp_median(r, id);
     assert_every_run_failed(r, |id| id == e35("x7-mpslim1g"), "7 × CaiT-XXS24 under the 1g stand-in");
@@ -874,8 +873,22 @@ fn phrases_h200_paper_e35_imagenet_e36_imagenet64(r: &Results) -> Vec<String> {
             ratio(&e35("x7-naive")),
             stp(&e35("x7-mps"))
         ),
-        alone_with_memory(r, "EfficientNetV2-S", &e36("x1-exclusive")),
-        format!(
+    ]
+}
+
+/// What `data/h200-paper/README.md` quotes of exp 36 on the ImageNet-64-like and the
+/// ImageNet-like files: EfficientNetV2-S alone (median, spread, memory), the STP of its
+/// collocated workloads as the tables print them, and its 7-job workloads out of memory.
+fn phrases_h200_paper_e36_imagenets(r: &Results) -> Vec<String> {
+    let mut phrases = Vec::new();
+    for dataset in ["imagenet64", "imagenet"] {
+        let e36 = |rest: &str| format!("e36-efficientnetv2_s-{dataset}-{rest}@gen");
+        let stp = |id: &str| stp_with_interval(r, id);
+        let ratio = |id: &str| stp_median(r, id);
+        let x7 = format!("e36-efficientnetv2_s-{dataset}-x7-");
+        assert_every_run_failed(r, |id| id.starts_with(&x7), &x7);
+        phrases.push(alone_with_memory(r, "EfficientNetV2-S", &e36("x1-exclusive")));
+        phrases.push(format!(
             "2 × `naive` {}, 2 × MPS {}, 3 × `naive` {}, 3 × MPS {}; the stand-ins {} (3g × 2) and {} (2g × 3); its 4g stand-in alone {}",
             ratio(&e36("x2-naive")),
             stp(&e36("x2-mps")),
@@ -884,6 +897,104 @@ fn phrases_h200_paper_e35_imagenet_e36_imagenet64(r: &Results) -> Vec<String> {
             ratio(&e36("x2-mpslim3g")),
             ratio(&e36("x3-mpslim2g")),
             ratio(&e36("x1-mpslim4g"))
+        ));
+    }
+    phrases
+}
+
+/// `0.90` or `0.90–0.92`: the lowest and highest of `values`, to two decimals.
+fn span(values: impl IntoIterator<Item = f64>) -> String {
+    let v: Vec<f64> = values.into_iter().collect();
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let (lo, hi) = (format!("{lo:.2}"), format!("{hi:.2}"));
+    if lo == hi {
+        lo
+    } else {
+        format!("{lo}–{hi}")
+    }
+}
+
+/// What `data/h200-paper/README.md` quotes of the host whose CPU kept up with the files
+/// (`GPU-eb717fdc`): its CPU score beside the other hosts', resnet26 and resnet50 alone on
+/// files there beside `h200` on synthetic data, and exp 37's mixes made there on files beside
+/// `h200`'s of the same mixes on synthetic data and on files.
+fn phrases_h200_paper_fast_host(r: &Results) -> Vec<String> {
+    let fast = "GPU-eb717fdc";
+    let mut cpu: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    for run in &r.runs {
+        if let (Some(h), Some(c)) = (run.host_id.as_deref(), run.host_cpu_single_thread_mib_s) {
+            cpu.entry(short_host(h)).or_default().push(c);
+        }
+    }
+    let median = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        }
+    };
+    let others: Vec<f64> = cpu.iter().filter(|(h, _)| **h != fast).map(|(_, v)| median(v)).collect();
+    let lo = others.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = others.iter().copied().fold(0.0, f64::max);
+    let on_fast = |model: &str| {
+        let h = baseline_on_files(r, model, 128)
+            .hosts
+            .iter()
+            .find(|h| h.host_id.as_deref().is_some_and(|n| n.starts_with(fast)))
+            .unwrap_or_else(|| panic!("{model} alone on {fast}"));
+        (h.throughput.median, h.throughput.n)
+    };
+    let ((s, sn), (m, mn)) = (on_fast("resnet26"), on_fast("resnet50"));
+    let shipped = results("h200");
+    let syn = |id: &str| workload(&shipped, id).stats.aggregate_throughput.expect("measured").median;
+    let made: Vec<&str> = r
+        .workloads
+        .iter()
+        .filter(|w| w.id.starts_with("e37-") && w.id.ends_with("@gen") && w.stats.aggregate_ratio.is_some())
+        .map(|w| w.id.as_str())
+        .collect();
+    assert!(!made.is_empty(), "no mix of exp 37 made on files");
+    let of = |r: &Results, mode: &str, data: &str| {
+        span(
+            made.iter()
+                .filter(|id| id.ends_with(&format!("-{mode}@gen")))
+                .filter_map(|id| r.workload(&id.replace("@gen", data)))
+                .filter_map(|w| w.stats.aggregate_ratio.map(|s| s.median)),
+        )
+    };
+    vec![
+        format!("exp 37 on files begun ({} of its 39 workloads", made.len()),
+        format!("The {} exp-37 workloads made there on files", made.len()),
+        format!(
+            "one thread {:.0} MiB/s against {lo:.0}–{hi:.0} on the {} others",
+            median(&cpu[fast]),
+            others.len()
+        ),
+        format!(
+            "resnet26 alone on the CIFAR-10 files at {s:.0} img/s ({sn} runs) and resnet50 alone on the ImageNet-64-like files at {m:.0} img/s ({mn} runs)"
+        ),
+        format!(
+            "`h200` measured on synthetic data ({:.0} and {:.0} img/s)",
+            syn("e33-resnet26-cifar10-x1-exclusive@syn"),
+            syn("e33-resnet50-imagenet64-x1-exclusive@syn")
+        ),
+        format!(
+            "`naive` {}, MPS {} and the stand-ins {}, against {}, {} and {} there",
+            of(r, "naive", "@gen"),
+            of(r, "mps", "@gen"),
+            of(r, "mpslim", "@gen"),
+            of(&shipped, "naive", "@syn"),
+            of(&shipped, "mps", "@syn"),
+            of(&shipped, "mpslim", "@syn")
+        ),
+        format!(
+            "on files, on other hosts, `naive` {} and MPS {}",
+            of(&shipped, "naive", "@gen"),
+            of(&shipped, "mps", "@gen")
         ),
     ]
 }
@@ -922,6 +1033,33 @@ fn phrases_h200_paper_memory_bound(r: &Results) -> Vec<String> {
     ]
 }
 
+/// The baseline of `model` at `batch` on files.
+fn baseline_on_files<'a>(r: &'a Results, model: &str, batch: u32) -> &'a Baseline {
+    r.baselines
+        .iter()
+        .find(|b| b.model == model && b.batch_size == batch && b.data == "generated")
+        .unwrap_or_else(|| panic!("{model} at batch {batch} alone on files"))
+}
+
+/// The first 12 characters of a GPU's UUID, as the READMEs name hosts.
+fn short_host(name: &str) -> &str {
+    name.get(..12).unwrap_or(name)
+}
+
+/// `` `GPU-4bce2eeb` 1936 img/s (11 runs), … ``: `model` at `batch` alone on files, each host's
+/// median and runs, in the order the hosts were first used.
+fn alone_per_host(r: &Results, model: &str, batch: u32) -> String {
+    let hosts: Vec<String> = baseline_on_files(r, model, batch)
+        .hosts
+        .iter()
+        .map(|h| {
+            let name = h.host_id.as_deref().unwrap_or("?");
+            format!("`{}` {:.0} img/s ({} runs)", short_host(name), h.throughput.median, h.throughput.n)
+        })
+        .collect();
+    hosts.join(", ")
+}
+
 /// What `data/h200-paper/README.md` quotes of exp 33 on files: resnet26 alone per host, the
 /// 7-job aggregates and STP, and the same aggregates in the shipped `h200`.
 fn phrases_h200_paper_e33(r: &Results) -> Vec<String> {
@@ -931,26 +1069,12 @@ fn phrases_h200_paper_e33(r: &Results) -> Vec<String> {
         let t = workload(r, id).stats.aggregate_throughput.expect("measured");
         format!("{:.0} ({:.0}–{:.0})", t.median, t.min, t.max)
     };
-    let base = r
-        .baselines
-        .iter()
-        .find(|b| b.model == "resnet26" && b.batch_size == 128 && b.data == "generated")
-        .expect("resnet26 alone on files");
-    let hosts: Vec<String> = base
-        .hosts
-        .iter()
-        .map(|h| {
-            let name = h.host_id.as_deref().unwrap_or("?");
-            let short = name.get(..12).unwrap_or(name);
-            format!("`{short}` {:.0} img/s ({} runs)", h.throughput.median, h.throughput.n)
-        })
-        .collect();
     let shipped = results("h200");
     let alone = |r: &Results| {
         workload(r, "e33-resnet26-cifar10-x1-exclusive@gen").stats.aggregate_throughput.expect("measured").median
     };
     vec![
-        format!("resnet26 alone: {}", hosts.join(", ")),
+        format!("resnet26 alone: {}", alone_per_host(r, "resnet26", 128)),
         format!(
             "7 × MPS {}, 7 × `naive` {}, 7 × the 1g stand-in {}",
             stp(&id("mps")),
@@ -1090,19 +1214,17 @@ fn the_h200_hosts_readme_quotes_the_traces() {
     check_readme("h200-hosts", phrases_h200_hosts);
 }
 
-/// How far `h200-paper` has come on CIFAR-10-like files, as the README's campaign table says
-/// it: the experiments with a run of every such workload of the plan (whatever its status),
-/// then those with runs of some.
-fn cifar_files_so_far(p: &colloc_plan::Plan, r: &Results) -> String {
+/// How far `h200-paper` has come on files, as the README's campaign table says it: the
+/// experiments with a run of every such workload of the plan (whatever its status), then
+/// those with runs of some.
+fn files_so_far(p: &colloc_plan::Plan, r: &Results) -> String {
     let mut complete = Vec::new();
     let mut part = Vec::new();
     for e in 33..=37u32 {
         let ws: Vec<&str> = p
             .workloads
             .iter()
-            .filter(|w| {
-                w.experiment == e && w.mode != Mode::Mig && w.id.contains("-cifar10-") && w.id.ends_with("@gen")
-            })
+            .filter(|w| w.experiment == e && w.mode != Mode::Mig && w.id.ends_with("@gen"))
             .map(|w| w.id.as_str())
             .collect();
         let done = ws.iter().filter(|id| r.runs.iter().any(|x| x.workload_id == **id)).count();
@@ -1119,9 +1241,9 @@ fn cifar_files_so_far(p: &colloc_plan::Plan, r: &Results) -> String {
             format!("exps {} and {last}", init.iter().map(u32::to_string).collect::<Vec<_>>().join(", "))
         }
     };
-    let mut s = format!("{} on CIFAR-10-like files so far", list(&complete));
+    let mut s = format!("{} on every set of files so far", list(&complete));
     if !part.is_empty() {
-        s += &format!(", and part of {}", list(&part));
+        s += &format!(", {} on files begun", list(&part));
     }
     s
 }
@@ -1154,7 +1276,7 @@ fn phrases_readme_campaigns() -> Vec<String> {
             "about {} of GPU time estimated without the MIG runs",
             colloc_reproduce::duration(paper.totals.estimated_gpu_seconds - mig)
         ),
-        cifar_files_so_far(&paper, &results_of(&paper, "h200-paper")),
+        files_so_far(&paper, &results_of(&paper, "h200-paper")),
     ]
 }
 
