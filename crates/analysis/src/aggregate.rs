@@ -206,8 +206,8 @@ fn first_runs(runs: &[RunResult]) -> BTreeSet<String> {
 
 /// The pooled standard deviation of the log throughput of runs alone within each group of
 /// one host's invocation (one host, where the traces name no invocation) with two runs or
-/// more; `None` when no group has two.
-fn pooled_spread(cs: &[Candidate]) -> Option<f64> {
+/// more, and its degrees of freedom; `None` when no group has two.
+fn pooled_spread<'a>(cs: impl IntoIterator<Item = &'a Candidate>) -> Option<(f64, usize)> {
     let mut groups: BTreeMap<(Option<&str>, Option<&str>), Vec<f64>> = BTreeMap::new();
     for c in cs {
         groups.entry((c.host.as_deref(), c.invocation.as_deref())).or_default().push(c.throughput.ln());
@@ -218,7 +218,48 @@ fn pooled_spread(cs: &[Candidate]) -> Option<f64> {
         sum += v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>();
         dof += v.len() - 1;
     }
-    (dof > 0).then(|| (sum / dof as f64).sqrt())
+    (dof > 0).then(|| ((sum / dof as f64).sqrt(), dof))
+}
+
+/// The fewest degrees of freedom a host's own spread of runs alone is used with (five runs
+/// alone in one invocation, or three and three in two): a threshold of ours. With fewer,
+/// a standard deviation is too unsure of itself (from three runs it is below half the true
+/// one about one time in five), and the spread pooled over every host is used instead.
+const HOST_SPREAD_DOF: usize = 4;
+
+/// How far a run alone strays from another beside it ([`pooled_spread`]), per baseline key:
+/// on each host from that host's own runs alone, so that runs on one host never move another
+/// host's intervals (a host whose loaders keep up is steadier than one whose CPU holds its
+/// jobs back); over every host for a ratio that borrows other hosts' baseline, or where the
+/// run's host has too few runs alone to tell its own spread ([`HOST_SPREAD_DOF`]).
+struct Spreads<'a> {
+    everywhere: BTreeMap<&'a BaselineKey, f64>,
+    per_host: BTreeMap<(&'a BaselineKey, Option<&'a str>), f64>,
+}
+
+impl<'a> Spreads<'a> {
+    fn of(candidates: &'a BTreeMap<BaselineKey, Vec<Candidate>>) -> Spreads<'a> {
+        let everywhere = candidates.iter().filter_map(|(k, cs)| pooled_spread(cs).map(|(s, _)| (k, s))).collect();
+        let mut per_host = BTreeMap::new();
+        for (k, cs) in candidates {
+            let hosts: BTreeSet<Option<&str>> = cs.iter().map(|c| c.host.as_deref()).collect();
+            for h in hosts {
+                match pooled_spread(cs.iter().filter(|c| c.host.as_deref() == h)) {
+                    Some((s, dof)) if dof >= HOST_SPREAD_DOF => {
+                        per_host.insert((k, h), s);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Spreads { everywhere, per_host }
+    }
+
+    /// The spread a job on `host` whose baseline of `key` came `from` there draws within.
+    fn of_job(&self, key: &BaselineKey, host: Option<&str>, from: BaselineHost) -> Option<f64> {
+        let own = (from != BaselineHost::OtherHosts).then(|| self.per_host.get(&(key, host))).flatten();
+        own.or_else(|| self.everywhere.get(key)).copied()
+    }
 }
 
 /// How many runs alone, nearest in time, an interleaved ratio divides by.
@@ -260,11 +301,11 @@ pub(crate) fn apply_baselines(
             first_on_host: firsts.contains(&r.run_id),
         });
     }
-    let spread: BTreeMap<&BaselineKey, f64> =
-        candidates.iter().filter_map(|(k, cs)| pooled_spread(cs).map(|s| (k, s))).collect();
+    let spreads = Spreads::of(&candidates);
     let mut chosen = choose_baselines(runs, workloads, &candidates)?;
     for (ri, r) in runs.iter_mut().enumerate().filter(|(_, r)| r.status == RunStatus::Ok) {
         let Some(w) = workloads.get(&r.workload_id) else { continue };
+        let host = r.host_id.clone();
         let mut ratio = Some(0.0);
         // Per baseline used from other hosts: the jobs that used it.
         let mut cross: BTreeMap<BaselineKey, Vec<u32>> = BTreeMap::new();
@@ -285,7 +326,7 @@ pub(crate) fn apply_baselines(
                             first_on_host: c.first_on_host,
                         })
                         .collect();
-                    job.baseline_spread = spread.get(&key).copied();
+                    job.baseline_spread = spreads.of_job(&key, host.as_deref(), c.from);
                     ratio = ratio.map(|s| s + t / c.median);
                     if c.from == BaselineHost::OtherHosts {
                         cross.entry(key).or_default().push(job.index);
@@ -830,4 +871,72 @@ pub(crate) fn comparisons(workloads: &[WorkloadResult]) -> Result<Vec<ModeCompar
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{BaselineKey, Candidate, Spreads};
+    use crate::model::BaselineHost;
+    use std::collections::BTreeMap;
+
+    fn key() -> BaselineKey {
+        ("resnet26".into(), "cifar10".into(), 128, "generated".into(), "quick".into())
+    }
+
+    /// Runs alone of `host` in invocation `inv`, one per throughput.
+    fn runs(host: &str, inv: &str, throughputs: &[f64]) -> Vec<Candidate> {
+        throughputs
+            .iter()
+            .enumerate()
+            .map(|(i, &t)| Candidate {
+                run_id: format!("{host}-{inv}-{i}"),
+                host: Some(host.into()),
+                invocation: Some(inv.into()),
+                at: i as f64,
+                throughput: t,
+                ci_rel: None,
+                first_on_host: i == 0,
+            })
+            .collect()
+    }
+
+    /// The standard deviation of the logs of `v` (n - 1).
+    fn log_sd(v: &[f64]) -> f64 {
+        let l: Vec<f64> = v.iter().map(|x| x.ln()).collect();
+        let m = l.iter().sum::<f64>() / l.len() as f64;
+        (l.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (l.len() - 1) as f64).sqrt()
+    }
+
+    /// A host's runs alone set its own jobs' spread; runs on another host, however steady,
+    /// do not move it; a host with too few runs alone, and a ratio that borrows other
+    /// hosts' baseline, take the spread pooled over every host.
+    #[test]
+    fn each_host_draws_within_its_own_spread_and_a_host_with_too_few_within_the_pooled_one() {
+        let noisy = [1500.0, 1700.0, 1400.0, 1650.0, 1550.0, 1800.0];
+        let steady = [3220.0, 3225.0, 3223.0, 3219.0, 3226.0, 3222.0];
+        let few = [900.0, 1000.0, 950.0];
+        let alone = |with_steady: bool| {
+            let mut cs = runs("A", "1", &noisy);
+            if with_steady {
+                cs.extend(runs("B", "2", &steady));
+            }
+            cs.extend(runs("C", "3", &few));
+            BTreeMap::from([(key(), cs)])
+        };
+        let (both, without) = (alone(true), alone(false));
+        let (sb, sw) = (Spreads::of(&both), Spreads::of(&without));
+        let a = sb.of_job(&key(), Some("A"), BaselineHost::Interleaved).unwrap();
+        assert!((a - log_sd(&noisy)).abs() < 1e-12, "{a}");
+        assert_eq!(sw.of_job(&key(), Some("A"), BaselineHost::SameHost), Some(a));
+        let b = sb.of_job(&key(), Some("B"), BaselineHost::Interleaved).unwrap();
+        assert!((b - log_sd(&steady)).abs() < 1e-12 && b < a / 10.0, "{b}");
+        // Host C has 2 degrees of freedom: the pool of A, B and C (5 + 5 + 2).
+        let pooled = ((5.0 * a * a + 5.0 * b * b + 2.0 * log_sd(&few).powi(2)) / 12.0).sqrt();
+        let c = sb.of_job(&key(), Some("C"), BaselineHost::Interleaved).unwrap();
+        assert!((c - pooled).abs() < 1e-12, "{c} against {pooled}");
+        assert_eq!(sb.of_job(&key(), Some("A"), BaselineHost::OtherHosts), Some(c));
+        assert_eq!(sb.of_job(&key(), Some("D"), BaselineHost::OtherHosts), Some(c));
+        let other = ("resnet50".into(), "imagenet64".into(), 128, "generated".into(), "quick".into());
+        assert_eq!(sb.of_job(&other, Some("A"), BaselineHost::SameHost), None);
+    }
 }

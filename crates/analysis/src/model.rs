@@ -491,10 +491,13 @@ pub struct JobRun {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub baseline_runs: Vec<BaselineRun>,
     /// How far one run of the model alone strays from another made beside it: the pooled
-    /// standard deviation of the log throughput of its runs alone within each host's
-    /// invocation (each host where the traces name no invocation) that has two or more;
-    /// `None` when none has. The intervals draw each baseline run within it, so that a
-    /// ratio resting on one or two runs alone is as uncertain as such a run is.
+    /// standard deviation of the log throughput of its runs alone within each of the run's
+    /// host's invocations (the host, where the traces name no invocation) that has two or
+    /// more; where those give the host fewer than 4 degrees of freedom (a threshold of ours),
+    /// or the ratio borrows other hosts' baseline, the same pooled over every host's; `None`
+    /// when no host has two. The intervals draw each
+    /// baseline run within it, so that a ratio resting on one or two runs alone is as
+    /// uncertain as such a run is on its host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline_spread: Option<f64>,
     /// The 95% confidence interval of `throughput` by batch means (see [`ThroughputCi`]);

@@ -637,7 +637,7 @@ fn job_speed_columns<'a>() -> Vec<Col<JobRow<'a>>> {
             "baseline_spread_log",
             Float,
             "log",
-            "Pooled standard deviation of the log throughput of runs alone beside each other.",
+            "Pooled standard deviation of the log throughput of runs alone beside each other: on the run's host where it has 4 degrees of freedom or more of them, else over every host.",
             |r: &JobRow| float(r.job.baseline_spread),
         ),
         col(
