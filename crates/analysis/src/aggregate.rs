@@ -244,11 +244,9 @@ impl<'a> Spreads<'a> {
         for (k, cs) in candidates {
             let hosts: BTreeSet<Option<&str>> = cs.iter().map(|c| c.host.as_deref()).collect();
             for h in hosts {
-                match pooled_spread(cs.iter().filter(|c| c.host.as_deref() == h)) {
-                    Some((s, dof)) if dof >= HOST_SPREAD_DOF => {
-                        per_host.insert((k, h), s);
-                    }
-                    _ => {}
+                let own = pooled_spread(cs.iter().filter(|c| c.host.as_deref() == h));
+                if let Some((s, _)) = own.filter(|(_, dof)| *dof >= HOST_SPREAD_DOF) {
+                    per_host.insert((k, h), s);
                 }
             }
         }
@@ -305,7 +303,7 @@ pub(crate) fn apply_baselines(
     let mut chosen = choose_baselines(runs, workloads, &candidates)?;
     for (ri, r) in runs.iter_mut().enumerate().filter(|(_, r)| r.status == RunStatus::Ok) {
         let Some(w) = workloads.get(&r.workload_id) else { continue };
-        let host = r.host_id.clone();
+        let host = r.host_id.as_deref();
         let mut ratio = Some(0.0);
         // Per baseline used from other hosts: the jobs that used it.
         let mut cross: BTreeMap<BaselineKey, Vec<u32>> = BTreeMap::new();
@@ -326,7 +324,7 @@ pub(crate) fn apply_baselines(
                             first_on_host: c.first_on_host,
                         })
                         .collect();
-                    job.baseline_spread = spreads.of_job(&key, host.as_deref(), c.from);
+                    job.baseline_spread = spreads.of_job(&key, host, c.from);
                     ratio = ratio.map(|s| s + t / c.median);
                     if c.from == BaselineHost::OtherHosts {
                         cross.entry(key).or_default().push(job.index);
