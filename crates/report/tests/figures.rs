@@ -138,8 +138,14 @@ fn the_mode_colours_mean_modes_only() {
         }
     }
     // The figures of modes use them (MPS is blue in each).
-    for id in ["aggregate_ratio_vs_jobs", "epoch_time_vs_jobs", "memory_footprint", "energy_per_image", "mixes_by_mode"]
-    {
+    for id in [
+        "aggregate_ratio_vs_jobs",
+        "epoch_time_vs_jobs",
+        "sm_activity_vs_jobs",
+        "memory_footprint",
+        "energy_per_image",
+        "mixes_by_mode",
+    ] {
         assert!(svg(id).contains("#0072B2"), "{id} draws no MPS series in MPS blue");
     }
 }
@@ -147,11 +153,22 @@ fn the_mode_colours_mean_modes_only() {
 #[test]
 fn the_shipped_figures_carry_the_keys_a_reader_needs() {
     // The stand-in is called one wherever a legend names it.
-    for id in ["aggregate_ratio_vs_jobs", "epoch_time_vs_jobs", "memory_footprint", "energy_per_image", "mixes_by_mode"]
-    {
+    for id in [
+        "aggregate_ratio_vs_jobs",
+        "epoch_time_vs_jobs",
+        "sm_activity_vs_jobs",
+        "memory_footprint",
+        "energy_per_image",
+        "mixes_by_mode",
+    ] {
         let t = texts(&svg(id));
         assert!(t.iter().any(|l| l == "MPS-limited (MIG stand-in)"), "{id}: {t:?}");
         assert!(!t.iter().any(|l| l == "MPS-limited"), "{id} names MPS-limited without saying it stands in for MIG");
+    }
+    // SM activity: the model alone as a point of its own, and the line of every SM active.
+    let activity = texts(&svg("sm_activity_vs_jobs"));
+    for key in ["alone on the whole GPU", "every SM active (100 %)", "SM activity in the window (%)"] {
+        assert!(activity.iter().any(|l| l == key), "sm_activity_vs_jobs lacks {key:?}: {activity:?}");
     }
     // The mixes: no key for MIG, never measured; each mix's no-interference level.
     let mixes = texts(&svg("mixes_by_mode"));

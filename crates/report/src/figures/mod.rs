@@ -34,6 +34,8 @@ pub enum Figure {
     Mixes,
     Interference,
     Utilisation,
+    /// SM activity against the number of jobs, per model.
+    Activity,
     Memory,
     Energy,
     /// Data loading of the workloads of one model.
@@ -55,12 +57,13 @@ pub(crate) fn for_results(r: &Results) -> Vec<Figure> {
     all
 }
 
-pub const ALL: [Figure; 10] = [
+pub const ALL: [Figure; 11] = [
     Figure::AggregateRatio,
     Figure::EpochTime,
     Figure::Mixes,
     Figure::Interference,
     Figure::Utilisation,
+    Figure::Activity,
     Figure::Memory,
     Figure::Energy,
     Figure::DataLoading,
@@ -162,6 +165,7 @@ impl Figure {
             Figure::Mixes => "mixes_by_mode",
             Figure::Interference => "interference_heatmap",
             Figure::Utilisation => "utilisation_timeline",
+            Figure::Activity => "sm_activity_vs_jobs",
             Figure::Memory => "memory_footprint",
             Figure::Energy => "energy_per_image",
             Figure::DataLoading => "data_loading",
@@ -181,6 +185,7 @@ impl Figure {
                 [] => "GPU activity over time".to_string(),
                 labels => format!("GPU activity over time, {}", labels.join(", ")),
             },
+            Figure::Activity => "SM activity vs. collocated jobs".to_string(),
             Figure::Memory => "Peak device memory vs. collocated jobs".to_string(),
             Figure::Energy => "Energy per image vs. collocated jobs".to_string(),
             Figure::DataLoading => "Data loading, one model per workload: synthetic vs. generated data".to_string(),
@@ -221,6 +226,7 @@ impl Figure {
                     None => String::new(),
                 }
             ),
+            Figure::Activity => format!("The share of the measurement window in which the GPU's streaming multiprocessors had work (SM activity, NVML's GPM metric, averaged over the window; median over repetitions, bars min–max), per mode, one panel per model, {sections}; the diamond is the model alone on the whole GPU, the dashed line every SM active for the whole window; a model alone near that line leaves the GPU little to give a second job, so collocation can add little throughput. A cross on the axis marks a job count at which some mode ran out of memory, a red bar one at which some mode's every run failed otherwise (its reason in the tables)."),
             Figure::Memory => format!("Peak device memory used on the GPU in the window per workload (median over repetitions, bars min–max), per mode, one panel per model, {sections}; the diamond is the model alone, the dashed line the GPU's memory, crosses mark job counts at which some mode ran out of memory, a red bar on the axis one at which some mode's every run failed otherwise (its reason in the tables)."),
             Figure::Energy => format!("The increase of the GPU's total-energy counter over the window divided by the images trained in it, per mode, one panel per model, {sections}; the dashed line is the model alone on the whole GPU (the median of its runs), a cross on the axis marks a job count at which some mode ran out of memory, a red bar one at which some mode's every run failed otherwise (its reason in the tables)."),
             Figure::ProtocolValidation => "Each workload's STP under the window protocol and under whole epochs (the median over repetitions, bars min–max), in the same campaign on the same host; each row names the jobs, the mode (MPS-limited with the MIG slices it stands in for) and the STP difference (window / epochs − 1); ! marks the workloads whose STP or per-job epoch time differ by more than the goal (the table protocol_validation has both).".to_string(),
@@ -237,6 +243,7 @@ impl Figure {
             Figure::EpochTime => vs_jobs::build(r, vs_jobs::Metric::EpochTime),
             Figure::Energy => vs_jobs::build(r, vs_jobs::Metric::Energy),
             Figure::Memory => vs_jobs::build(r, vs_jobs::Metric::Memory),
+            Figure::Activity => vs_jobs::build(r, vs_jobs::Metric::Activity),
             Figure::Utilisation => timeline::build(r),
             Figure::Mixes => return mixes::height(r).unwrap_or(NO_DATA),
             Figure::Interference => return heatmap::height(r),
@@ -267,6 +274,7 @@ impl Figure {
             Figure::EpochTime => vs_jobs::build(r, vs_jobs::Metric::EpochTime),
             Figure::Energy => vs_jobs::build(r, vs_jobs::Metric::Energy),
             Figure::Memory => vs_jobs::build(r, vs_jobs::Metric::Memory),
+            Figure::Activity => vs_jobs::build(r, vs_jobs::Metric::Activity),
             Figure::Utilisation => timeline::build(r),
             Figure::Mixes => return mixes::draw(root, body, r),
             Figure::Interference => return heatmap::draw(root, body, r),

@@ -1,6 +1,7 @@
 //! A metric against the number of collocated jobs, one section per data source (synthetic
 //! data beside the generated image files), one panel per model, one series per mode:
-//! aggregate throughput ratio, per-job epoch time, energy per image, peak device memory.
+//! aggregate throughput ratio, per-job epoch time, energy per image, peak device memory, SM
+//! activity.
 
 use colloc_analysis::{Results, Stats, WorkloadResult};
 use colloc_trace::meta::RunStatus;
@@ -20,6 +21,8 @@ pub(super) enum Metric {
     EpochTime,
     Energy,
     Memory,
+    /// The share of the window the GPU's SMs had work (SM activity, NVML's GPM metric).
+    Activity,
 }
 
 impl Metric {
@@ -38,14 +41,23 @@ impl Metric {
                 max: s.max / GIB,
                 n: s.n,
             }),
+            Metric::Activity => w.stats.sm_activity_pct,
         }
     }
+
+    /// Whether the model alone is a point of its own at one job (where the metric is not
+    /// measured against it).
+    fn alone_point(self) -> bool {
+        matches!(self, Metric::Memory | Metric::Activity)
+    }
+
     fn y_desc(self) -> &'static str {
         match self {
             Metric::Ratio => "STP: Σ job throughput / alone (×)",
             Metric::EpochTime => "Per-job epoch time (s)",
             Metric::Energy => "Energy per image (J)",
             Metric::Memory => "Peak device memory used (GiB)",
+            Metric::Activity => "SM activity in the window (%)",
         }
     }
     /// What the campaign lacks when no panel has a value.
@@ -55,6 +67,7 @@ impl Metric {
             Metric::EpochTime => "an epoch time",
             Metric::Energy => "an energy counter",
             Metric::Memory => "device memory",
+            Metric::Activity => "SM activity",
         }
     }
 }
@@ -170,8 +183,8 @@ pub(super) fn build(r: &Results, metric: Metric) -> Result<Lines, String> {
 /// the same count hollow.
 fn mode_series(r: &Results, ws: &[&WorkloadResult], metric: Metric, seen: &mut Seen) -> Vec<Series> {
     let mut series = Vec::new();
-    // Memory: the model alone is a point of its own at one job.
-    let modes = MODES.iter().copied().filter(|m| *m != Mode::Exclusive || metric == Metric::Memory);
+    // Memory and activity: the model alone is a point of its own at one job.
+    let modes = MODES.iter().copied().filter(|m| *m != Mode::Exclusive || metric.alone_point());
     for mode in modes {
         // jobs → workloads with a value, best layout first
         let mut at: BTreeMap<usize, Vec<(&WorkloadResult, Stats)>> = BTreeMap::new();
@@ -212,7 +225,8 @@ fn mode_series(r: &Results, ws: &[&WorkloadResult], metric: Metric, seen: &mut S
     series
 }
 
-/// A panel's horizontal lines: one alone (ratio, energy), the GPU's capacity (memory).
+/// A panel's horizontal lines: one alone (ratio, energy), the GPU's capacity (memory), every
+/// SM active (activity).
 fn hlines(r: &Results, ws: &[&WorkloadResult], metric: Metric, seen: &mut Seen) -> Vec<HLine> {
     let alone = ws.iter().find(|w| w.mode == Mode::Exclusive);
     match metric {
@@ -229,6 +243,7 @@ fn hlines(r: &Results, ws: &[&WorkloadResult], metric: Metric, seen: &mut Seen) 
             .map(|c| HLine { y: c / GIB, color: INK, label: Some(format!("GPU memory {}", gib(c))) })
             .into_iter()
             .collect(),
+        Metric::Activity => vec![HLine { y: 100.0, color: INK, label: Some("every SM active".into()) }],
         Metric::EpochTime => vec![],
     }
 }
@@ -303,6 +318,7 @@ fn legend_entries(r: &Results, metric: Metric, mut seen: Seen) -> Vec<(String, R
             legend.push(("alone on the whole GPU (median of its runs)".into(), alone, Key::Dashed))
         }
         Metric::Memory if r.gpu_memory_bytes().is_some() => legend.push(("GPU capacity".into(), INK, Key::Dashed)),
+        Metric::Activity => legend.push(("every SM active (100 %)".into(), INK, Key::Dashed)),
         _ => {}
     }
     if seen.oom {
