@@ -496,6 +496,8 @@ pub(crate) fn workload_results(
     let mut job_stats: BTreeMap<Vec<String>, JobStats> = measure(&per_job)?;
 
     let mut out = Vec::new();
+    // Per workload, in `out`'s order: its id and counted runs, which its intervals rest on.
+    let mut counted_of: Vec<(&str, Vec<&RunResult>)> = Vec::new();
     for (id, w) in workloads {
         let mine: Vec<&RunResult> = runs.iter().filter(|r| &r.workload_id == id && !r.superseded).collect();
         let mut by_status: BTreeMap<String, usize> = BTreeMap::new();
@@ -559,10 +561,13 @@ pub(crate) fn workload_results(
             intervals: None,
             implausible: Vec::new(),
         });
-        let last = out.last_mut().expect("just pushed");
-        let counted_runs: Vec<&RunResult> = mine.iter().copied().filter(|r| counted(r)).collect();
-        last.intervals = crate::intervals::of_workload(id, &counted_runs);
-        last.implausible = implausible(w, last, &counted_runs);
+        counted_of.push((id, mine.iter().copied().filter(|r| counted(r)).collect()));
+    }
+    // The bootstraps, each seeded by its workload's id, spread over the cores.
+    let intervals = crate::analyse::par_map(&counted_of, |(id, runs)| crate::intervals::of_workload(id, runs));
+    for (((last, w), (_, runs)), intervals) in out.iter_mut().zip(workloads.values()).zip(&counted_of).zip(intervals) {
+        last.intervals = intervals;
+        last.implausible = implausible(w, last, runs);
     }
     out.sort_by(|a, b| {
         (a.experiment, &a.label, &a.data, a.mode, &a.layout, &a.id).cmp(&(

@@ -267,7 +267,7 @@ fn campaign_name(dir: &Path) -> String {
 
 /// `f` of every item, in the items' order, computed on as many threads as there are cores
 /// (each takes the next item not yet taken).
-fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+pub(crate) fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len());
     if threads <= 1 {
         return items.iter().map(f).collect();

@@ -13,7 +13,6 @@
 //! the generator is seeded by the workload's id.
 
 use crate::model::{RatioIntervals, RunResult};
-use std::collections::BTreeMap;
 
 /// Resamples per workload.
 pub(crate) const RESAMPLES: u32 = 2000;
@@ -87,68 +86,125 @@ fn percentiles(v: &mut [f64]) -> [f64; 2] {
     [at(0.025), at(0.975)]
 }
 
-/// One resampled run: its STP, ANTT, fairness and aggregate throughput; `None` when a job
-/// has no ratio.
-fn resample_run(r: &RunResult, rng: &mut Rng, drawn_alone: &mut BTreeMap<String, f64>) -> Option<[f64; 4]> {
-    let mut normalised = Vec::with_capacity(r.jobs.len());
-    let mut aggregate = 0.0;
-    for j in &r.jobs {
-        let t = j.throughput.filter(|t| *t > 0.0)?;
-        if j.baseline_runs.is_empty() {
-            return None;
+/// A job of a usable run as the resamples need it, its baseline's keys found once.
+struct JobDraw {
+    throughput: f64,
+    ci_rel: Option<f64>,
+    baseline: BaselineDraw,
+}
+
+/// How a job's baseline is drawn in a resample (see [`resample_run`]).
+enum BaselineDraw {
+    /// Runs alone whose spread is known: drawn around their median `center`, `count` of
+    /// them, the draw kept under `key` for the resample.
+    Spread { key: usize, center: f64, sd: f64, count: usize },
+    /// The runs alone drawn with replacement: each one's key, throughput and relative
+    /// interval.
+    Runs(Vec<(usize, f64, Option<f64>)>),
+}
+
+/// A usable run: its jobs up to the first without a ratio, and whether every job has one
+/// (else the run gives no resample, once the jobs before that one have drawn theirs).
+struct RunDraw {
+    jobs: Vec<JobDraw>,
+    complete: bool,
+}
+
+/// The draws of a resample shared by every run and job that divides by the same runs alone:
+/// one slot per key (a run alone's id, or the ids of the runs alone a median is drawn for,
+/// joined by spaces; both kinds share one table, as a key is the same text either way).
+struct Keys(Vec<String>);
+
+impl Keys {
+    fn of(&mut self, key: String) -> usize {
+        match self.0.iter().position(|k| *k == key) {
+            Some(i) => i,
+            None => {
+                self.0.push(key);
+                self.0.len() - 1
+            }
         }
+    }
+}
+
+impl RunDraw {
+    fn of(r: &RunResult, keys: &mut Keys) -> RunDraw {
+        let mut jobs = Vec::with_capacity(r.jobs.len());
+        for j in &r.jobs {
+            let Some(t) = j.throughput.filter(|t| *t > 0.0) else { return RunDraw { jobs, complete: false } };
+            if j.baseline_runs.is_empty() {
+                return RunDraw { jobs, complete: false };
+            }
+            let baseline = match j.baseline_spread {
+                Some(sd) => {
+                    let key = j.baseline_runs.iter().map(|b| b.run_id.as_str()).collect::<Vec<_>>().join(" ");
+                    let mut obs: Vec<f64> = j.baseline_runs.iter().map(|b| b.throughput).collect();
+                    BaselineDraw::Spread { key: keys.of(key), center: median(&mut obs), sd, count: obs.len() }
+                }
+                None => BaselineDraw::Runs(
+                    j.baseline_runs.iter().map(|b| (keys.of(b.run_id.clone()), b.throughput, b.ci_rel)).collect(),
+                ),
+            };
+            jobs.push(JobDraw { throughput: t, ci_rel: j.throughput_ci.map(|c| c.relative_half_width), baseline });
+        }
+        RunDraw { jobs, complete: true }
+    }
+}
+
+/// One resampled run: its STP, ANTT, fairness and aggregate throughput; `None` when a job
+/// has no ratio. `drawn` holds this resample's draw of each baseline key drawn so far.
+fn resample_run(r: &RunDraw, rng: &mut Rng, drawn: &mut [Option<f64>], scratch: &mut Vec<f64>) -> Option<[f64; 4]> {
+    let jobs = &r.jobs;
+    let (mut stp, mut inverse, mut lo, mut hi, mut aggregate) = (0.0, 0.0, f64::INFINITY, 0.0_f64, 0.0);
+    for j in jobs {
         // A smoothed bootstrap: each drawn run alone moves as one run strays from another
         // beside it (the pooled spread), or at least within its own window's interval.
-        let base = match j.baseline_spread {
+        let base = match &j.baseline {
             // Runs alone whose spread beside each other is known: as many new ones drawn
             // around their median with that spread (a parametric bootstrap), the same draw
             // for every run and job that divides by the same runs alone in this resample
             // (repetitions made beside them share their error).
-            Some(sd) => {
-                let key = j.baseline_runs.iter().map(|b| b.run_id.as_str()).collect::<Vec<_>>().join(" ");
-                match drawn_alone.get(&key) {
-                    Some(v) => *v,
-                    None => {
-                        let mut obs: Vec<f64> = j.baseline_runs.iter().map(|b| b.throughput).collect();
-                        let center = median(&mut obs);
-                        let mut drawn: Vec<f64> = (0..obs.len()).map(|_| center * (sd * rng.normal()).exp()).collect();
-                        let v = median(&mut drawn);
-                        drawn_alone.insert(key, v);
-                        v
-                    }
+            BaselineDraw::Spread { key, center, sd, count } => match drawn[*key] {
+                Some(v) => v,
+                None => {
+                    scratch.clear();
+                    scratch.extend((0..*count).map(|_| center * (sd * rng.normal()).exp()));
+                    let v = median(scratch);
+                    drawn[*key] = Some(v);
+                    v
                 }
-            }
+            },
             // Else the runs alone drawn again with replacement, each moved within its own
             // window's interval, once per resample.
-            None => {
-                let mut drawn: Vec<f64> = Vec::with_capacity(j.baseline_runs.len());
-                for _ in 0..j.baseline_runs.len() {
-                    let b = &j.baseline_runs[rng.index(j.baseline_runs.len())];
-                    let v = match drawn_alone.get(b.run_id.as_str()) {
-                        Some(v) => *v,
+            BaselineDraw::Runs(runs) => {
+                scratch.clear();
+                for _ in 0..runs.len() {
+                    let (key, throughput, ci_rel) = runs[rng.index(runs.len())];
+                    let v = match drawn[key] {
+                        Some(v) => v,
                         None => {
-                            let v = rng.jitter(b.throughput, b.ci_rel);
-                            drawn_alone.insert(b.run_id.clone(), v);
+                            let v = rng.jitter(throughput, ci_rel);
+                            drawn[key] = Some(v);
                             v
                         }
                     };
-                    drawn.push(v);
+                    scratch.push(v);
                 }
-                median(&mut drawn)
+                median(scratch)
             }
         };
-        let t = rng.jitter(t, j.throughput_ci.map(|c| c.relative_half_width));
+        let t = rng.jitter(j.throughput, j.ci_rel);
         aggregate += t;
-        normalised.push(t / base);
+        let x = t / base;
+        stp += x;
+        inverse += 1.0 / x;
+        lo = lo.min(x);
+        hi = hi.max(x);
     }
-    if normalised.is_empty() {
+    if !r.complete || jobs.is_empty() {
         return None;
     }
-    let stp: f64 = normalised.iter().sum();
-    let antt = normalised.iter().map(|x| 1.0 / x).sum::<f64>() / normalised.len() as f64;
-    let lo = normalised.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = normalised.iter().copied().fold(0.0, f64::max);
-    Some([stp, antt, lo / hi, aggregate])
+    Some([stp, inverse / jobs.len() as f64, lo / hi, aggregate])
 }
 
 /// The intervals of a workload from its counted runs; `None` when no run has a ratio.
@@ -161,14 +217,19 @@ pub(crate) fn of_workload(id: &str, runs: &[&RunResult]) -> Option<RatioInterval
     if usable.is_empty() {
         return None;
     }
+    let mut keys = Keys(Vec::new());
+    let draws: Vec<RunDraw> = usable.iter().map(|r| RunDraw::of(r, &mut keys)).collect();
+    let mut drawn: Vec<Option<f64>> = vec![None; keys.0.len()];
+    let mut scratch = Vec::new();
     let mut rng = Rng::seeded(id);
-    let mut out: [Vec<f64>; 4] = Default::default();
+    let mut out: [Vec<f64>; 4] = std::array::from_fn(|_| Vec::with_capacity(RESAMPLES as usize));
+    let mut per_run: [Vec<f64>; 4] = std::array::from_fn(|_| Vec::with_capacity(usable.len()));
     for _ in 0..RESAMPLES {
-        let mut per_run: [Vec<f64>; 4] = Default::default();
-        let mut drawn_alone: BTreeMap<String, f64> = BTreeMap::new();
-        for _ in 0..usable.len() {
-            let r = usable[rng.index(usable.len())];
-            if let Some(v) = resample_run(r, &mut rng, &mut drawn_alone) {
+        per_run.iter_mut().for_each(Vec::clear);
+        drawn.fill(None);
+        for _ in 0..draws.len() {
+            let r = &draws[rng.index(draws.len())];
+            if let Some(v) = resample_run(r, &mut rng, &mut drawn, &mut scratch) {
                 for k in 0..4 {
                     per_run[k].push(v[k]);
                 }
