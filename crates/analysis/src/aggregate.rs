@@ -564,7 +564,7 @@ pub(crate) fn workload_results(
         counted_of.push((id, mine.iter().copied().filter(|r| counted(r)).collect()));
     }
     // The bootstraps, each seeded by its workload's id, spread over the cores.
-    let intervals = crate::analyse::par_map(&counted_of, |(id, runs)| crate::intervals::of_workload(id, runs));
+    let intervals = crate::parallel::par_map(&counted_of, |(id, runs)| crate::intervals::of_workload(id, runs));
     for (((last, w), (_, runs)), intervals) in out.iter_mut().zip(workloads.values()).zip(&counted_of).zip(intervals) {
         last.intervals = intervals;
         last.implausible = implausible(w, last, runs);

@@ -6,6 +6,7 @@ use colloc_plan::{Plan, PlannedWorkload};
 use colloc_trace::manifest::{OnePass, Problem};
 
 use crate::model::{PendingWorkload, Results, Timeline, WorkloadResult};
+use crate::parallel::par_map;
 use crate::{aggregate, load, per_run, protocols, provenance};
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -263,31 +264,4 @@ fn primary_data(workloads: &[WorkloadResult]) -> String {
 
 fn campaign_name(dir: &Path) -> String {
     dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| dir.display().to_string())
-}
-
-/// `f` of every item, in the items' order, computed on as many threads as there are cores
-/// (each takes the next item not yet taken).
-pub(crate) fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len());
-    if threads <= 1 {
-        return items.iter().map(f).collect();
-    }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut done: Vec<(usize, R)> = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut out = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(item) = items.get(i) else { break out };
-                        out.push((i, f(item)));
-                    }
-                })
-            })
-            .collect();
-        workers.into_iter().flat_map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
-    });
-    done.sort_by_key(|(i, _)| *i);
-    done.into_iter().map(|(_, r)| r).collect()
 }

@@ -42,6 +42,7 @@ mod host_use;
 mod intervals;
 mod load;
 mod model;
+mod parallel;
 mod per_run;
 mod protocols;
 mod provenance;
