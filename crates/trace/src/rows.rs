@@ -597,36 +597,40 @@ pub(crate) fn trim(field: &str) -> &str {
 fn plain_decimal_at<const NOT_BELOW_ZERO: bool>(bytes: &[u8], from: usize) -> Option<(Option<f64>, usize)> {
     let rest = &bytes[from..];
     let negative = rest.first() == Some(&b'-');
-    let (mut m, mut n, mut frac, mut point) = (0u64, 0usize, 0usize, false);
-    let mut len = rest.len();
-    for (i, &c) in rest.iter().enumerate().skip(usize::from(negative)) {
-        match c {
-            b'0'..=b'9' => {
-                n += 1;
-                if n > 19 {
-                    return None;
-                }
-                m = m * 10 + u64::from(c - b'0');
-                frac += usize::from(point);
-            }
-            b'.' if !point => point = true,
-            b',' => {
-                len = i;
-                break;
-            }
-            _ => return None,
-        }
+    let start = usize::from(negative);
+    // The whole digits, then a point and the fraction's digits: one tight loop each (at
+    // most 19 digits are taken, so the integer of any field that is kept does not wrap).
+    let mut m = 0u64;
+    let mut i = start;
+    while let Some(d) = rest.get(i).map(|c| c.wrapping_sub(b'0')).filter(|d| *d < 10) {
+        m = m.wrapping_mul(10).wrapping_add(u64::from(d));
+        i += 1;
     }
+    let whole = i - start;
+    let mut frac = 0;
+    if rest.get(i) == Some(&b'.') {
+        i += 1;
+        let point = i;
+        while let Some(d) = rest.get(i).map(|c| c.wrapping_sub(b'0')).filter(|d| *d < 10) {
+            m = m.wrapping_mul(10).wrapping_add(u64::from(d));
+            i += 1;
+        }
+        frac = i - point;
+    }
+    if i < rest.len() && rest[i] != b',' {
+        return None;
+    }
+    let n = whole + frac;
     if n == 0 {
         // Empty, or a sign or point alone.
-        return (len == 0).then_some((None, from));
+        return (i == 0).then_some((None, from));
     }
-    if m > EXACT || NOT_BELOW_ZERO && negative && m != 0 {
+    if n > 19 || m > EXACT || NOT_BELOW_ZERO && negative && m != 0 {
         return None;
     }
     // A whole number needs no division (by 1, which is exact).
     let v = if frac == 0 { m as f64 } else { m as f64 / POW10[frac] };
-    Some((Some(if negative { -v } else { v }), from + len))
+    Some((Some(if negative { -v } else { v }), from + i))
 }
 
 /// The field of `bytes` from `from` when it is empty or a plain decimal ([`plain_decimal`])
@@ -635,25 +639,29 @@ fn plain_decimal_at<const NOT_BELOW_ZERO: bool>(bytes: &[u8], from: usize) -> Op
 fn plain_form_at(bytes: &[u8], from: usize) -> Option<usize> {
     let rest = &bytes[from..];
     let negative = rest.first() == Some(&b'-');
-    let (mut digits, mut point, mut nonzero) = (0usize, false, false);
-    let mut len = rest.len();
-    for (i, &c) in rest.iter().enumerate().skip(usize::from(negative)) {
-        match c {
-            b'0'..=b'9' => {
-                digits += 1;
-                nonzero |= c != b'0';
-            }
-            b'.' if !point => point = true,
-            b',' => {
-                len = i;
-                break;
-            }
-            _ => return None,
+    let start = usize::from(negative);
+    // Digits OR-ed together: not zero when any digit is.
+    let (mut i, mut any) = (start, 0u8);
+    while let Some(d) = rest.get(i).map(|c| c.wrapping_sub(b'0')).filter(|d| *d < 10) {
+        any |= d;
+        i += 1;
+    }
+    let mut digits = i - start;
+    if rest.get(i) == Some(&b'.') {
+        i += 1;
+        let point = i;
+        while let Some(d) = rest.get(i).map(|c| c.wrapping_sub(b'0')).filter(|d| *d < 10) {
+            any |= d;
+            i += 1;
         }
+        digits += i - point;
+    }
+    if i < rest.len() && rest[i] != b',' {
+        return None;
     }
     // At most 19 digits, so the value is finite; any such form is one `str::parse` takes.
-    let plain = digits > 0 && digits <= 19 && !(negative && nonzero);
-    (plain || len == 0).then_some(from + len)
+    let plain = digits > 0 && digits <= 19 && !(negative && any != 0);
+    (plain || i == 0).then_some(from + i)
 }
 
 /// Powers of ten exactly representable as `f64` (every one up to 1e22 is), up to the 19
@@ -677,7 +685,7 @@ fn plain_decimal(field: &str) -> Option<f64> {
 
 #[cfg(test)]
 mod tests {
-    use super::{plain_decimal, read_text_rows, trim, Row, RowSink};
+    use super::{plain_decimal, plain_decimal_at, plain_form_at, read_text_rows, trim, Row, RowSink};
 
     /// Keeps the values of the columns it needs, row by row.
     struct Needs(&'static [&'static str], Vec<Vec<Option<f64>>>);
@@ -784,6 +792,28 @@ mod tests {
     fn the_quick_trim_trims_as_str_trim_does() {
         for f in ["", " ", "1", " 1", "1 ", "\t1.5\r", "a b", "\u{a0}7", "7\u{85}", "\u{1}", "x\u{7f}", "é", " é "] {
             assert_eq!(trim(f), f.trim(), "{f:?}");
+        }
+    }
+
+    #[test]
+    fn no_byte_but_a_digit_a_point_or_a_leading_sign_is_taken_in_a_plain_decimal() {
+        // The bytes either side of the digits (`/`, `:`) among them: the quick scans take a
+        // digit as a byte less `0` below ten, and a slip in that bound would read them.
+        for b in (0..=255u8).filter(|b| !b.is_ascii_digit() && *b != b'.' && *b != b',') {
+            let mut fields = vec![vec![b'1', b, b'2'], vec![b], vec![b'1', b'.', b], vec![b'1', b], vec![b'-', b]];
+            if b != b'-' {
+                fields.push(vec![b, b'1']);
+            }
+            for field in fields {
+                assert_eq!(plain_decimal_at::<false>(&field, 0), None, "{field:?}");
+                assert_eq!(plain_decimal_at::<true>(&field, 0), None, "{field:?}");
+                assert_eq!(plain_form_at(&field, 0), None, "{field:?}");
+            }
+        }
+        for (field, value) in [("12.5,", Some(12.5)), ("-0.25,x", Some(-0.25)), ("7", Some(7.0)), (",1", None)] {
+            let to = field.find(',').unwrap_or(field.len());
+            assert_eq!(plain_decimal_at::<false>(field.as_bytes(), 0), Some((value, to)), "{field:?}");
+            assert_eq!(plain_form_at(field.as_bytes(), 0), (!field.starts_with('-')).then_some(to), "{field:?}");
         }
     }
 }
