@@ -597,29 +597,10 @@ pub(crate) fn trim(field: &str) -> &str {
 fn plain_decimal_at<const NOT_BELOW_ZERO: bool>(bytes: &[u8], from: usize) -> Option<(Option<f64>, usize)> {
     let rest = &bytes[from..];
     let negative = rest.first() == Some(&b'-');
-    let start = usize::from(negative);
-    // The whole digits, then a point and the fraction's digits: one tight loop each (at
-    // most 19 digits are taken, so the integer of any field that is kept does not wrap).
     let mut m = 0u64;
-    let mut i = start;
-    while let Some(d) = rest.get(i).map(|c| c.wrapping_sub(b'0')).filter(|d| *d < 10) {
-        m = m.wrapping_mul(10).wrapping_add(u64::from(d));
-        i += 1;
-    }
-    let whole = i - start;
-    let mut frac = 0;
-    if rest.get(i) == Some(&b'.') {
-        i += 1;
-        let point = i;
-        while let Some(d) = rest.get(i).map(|c| c.wrapping_sub(b'0')).filter(|d| *d < 10) {
-            m = m.wrapping_mul(10).wrapping_add(u64::from(d));
-            i += 1;
-        }
-        frac = i - point;
-    }
-    if i < rest.len() && rest[i] != b',' {
-        return None;
-    }
+    // At most 19 digits are kept (below), so the integer of any field that is kept does not wrap.
+    let (i, whole, frac) =
+        plain_digits(rest, usize::from(negative), |d| m = m.wrapping_mul(10).wrapping_add(u64::from(d)))?;
     let n = whole + frac;
     if n == 0 {
         // Empty, or a sign or point alone.
@@ -639,29 +620,36 @@ fn plain_decimal_at<const NOT_BELOW_ZERO: bool>(bytes: &[u8], from: usize) -> Op
 fn plain_form_at(bytes: &[u8], from: usize) -> Option<usize> {
     let rest = &bytes[from..];
     let negative = rest.first() == Some(&b'-');
-    let start = usize::from(negative);
-    // Digits OR-ed together: not zero when any digit is.
-    let (mut i, mut any) = (start, 0u8);
-    while let Some(d) = rest.get(i).map(|c| c.wrapping_sub(b'0')).filter(|d| *d < 10) {
-        any |= d;
-        i += 1;
-    }
-    let mut digits = i - start;
-    if rest.get(i) == Some(&b'.') {
-        i += 1;
-        let point = i;
-        while let Some(d) = rest.get(i).map(|c| c.wrapping_sub(b'0')).filter(|d| *d < 10) {
-            any |= d;
-            i += 1;
-        }
-        digits += i - point;
-    }
-    if i < rest.len() && rest[i] != b',' {
-        return None;
-    }
+    // The digits OR-ed together: not zero when any digit is.
+    let mut any = 0u8;
+    let (i, whole, frac) = plain_digits(rest, usize::from(negative), |d| any |= d)?;
+    let digits = whole + frac;
     // At most 19 digits, so the value is finite; any such form is one `str::parse` takes.
     let plain = digits > 0 && digits <= 19 && !(negative && any != 0);
     (plain || i == 0).then_some(from + i)
+}
+
+/// The digits of `rest` from `start`, then a point and the fraction's digits, each digit's
+/// value handed to `each`: where they end and the counts of whole and fraction digits; `None`
+/// unless a comma or the end of `rest` follows them. One tight loop per run of digits.
+#[inline(always)]
+fn plain_digits(rest: &[u8], start: usize, mut each: impl FnMut(u8)) -> Option<(usize, usize, usize)> {
+    let mut run = |mut i: usize| {
+        while let Some(d) = rest.get(i).map(|c| c.wrapping_sub(b'0')).filter(|d| *d < 10) {
+            each(d);
+            i += 1;
+        }
+        i
+    };
+    let mut i = run(start);
+    let whole = i - start;
+    let mut frac = 0;
+    if rest.get(i) == Some(&b'.') {
+        let point = i + 1;
+        i = run(point);
+        frac = i - point;
+    }
+    (i == rest.len() || rest[i] == b',').then_some((i, whole, frac))
 }
 
 /// Powers of ten exactly representable as `f64` (every one up to 1e22 is), up to the 19
