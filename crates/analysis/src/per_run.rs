@@ -368,11 +368,22 @@ pub(crate) fn credit(ends: &[f64], images: &[f64], waits: &[f64], from: f64, to:
     }
     let mut c =
         Credited { images: 0.0, data_wait: 0.0, slow_steps: 0.0, measured_from: from, measured_to: to.min(last) };
-    let mut start = from;
-    for ((&end, &img), &wait) in ends.iter().zip(images).zip(waits) {
+    // The iterations that end by `from` are credited nothing (their share is 0 whatever
+    // their start): skipped without the division, the first one after them starting where
+    // the last of them ended.
+    let skip = ends.iter().take_while(|&&end| end <= from).count();
+    let mut start = if skip == 0 { from } else { ends[skip - 1] };
+    for ((&end, &img), &wait) in
+        ends[skip..].iter().zip(&images[skip.min(images.len())..]).zip(&waits[skip.min(waits.len())..])
+    {
         let (a, b) = (start.max(from), end.min(to));
         let share = if end > start {
-            ((b - a) / (end - start)).clamp(0.0, 1.0)
+            // Wholly inside, its share `(end - start) / (end - start)` is 1 exactly.
+            if start >= from && end <= to {
+                1.0
+            } else {
+                ((b - a) / (end - start)).clamp(0.0, 1.0)
+            }
         } else if end > from && end <= to {
             1.0 // an iteration of no measurable length, inside the interval
         } else {
@@ -781,6 +792,64 @@ mod tests {
         let whole = credit(&ends, &[10.0; 21], &[0.0; 21], 0.0, 4.0, 1.0).unwrap().images / 4.0;
         close(ci.mean, whole);
         close(whole, 210.0 / 4.0);
+    }
+
+    /// Skipping the iterations that end by `from` credits every value as crediting each
+    /// iteration in turn does, bit for bit: random ends (in order or not, repeated, of no
+    /// length), images, waits and intervals, against that loop written out here.
+    #[test]
+    fn skipping_the_iterations_before_the_interval_changes_no_credit() {
+        fn every_iteration(ends: &[f64], images: &[f64], waits: &[f64], from: f64, to: f64, slow: f64) -> [f64; 3] {
+            let (mut sums, mut start) = ([0.0; 3], from);
+            for ((&end, &img), &wait) in ends.iter().zip(images).zip(waits) {
+                let (a, b) = (start.max(from), end.min(to));
+                let share = if end > start {
+                    ((b - a) / (end - start)).clamp(0.0, 1.0)
+                } else if end > from && end <= to {
+                    1.0
+                } else {
+                    0.0
+                };
+                if b > a || share > 0.0 {
+                    sums[0] += img * share;
+                    sums[1] += wait * share;
+                    if wait > slow {
+                        sums[2] += share;
+                    }
+                }
+                start = end;
+                if end >= to {
+                    break;
+                }
+            }
+            sums
+        }
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for _ in 0..5_000 {
+            let n = next(40) as usize;
+            let mut t = next(100) as f64 / 10.0;
+            let ordered = next(4) != 0;
+            let ends: Vec<f64> = (0..n)
+                .map(|_| {
+                    t = if ordered { t + next(5) as f64 / 10.0 } else { next(200) as f64 / 10.0 };
+                    t
+                })
+                .collect();
+            let images: Vec<f64> = (0..n - next(2) as usize * n.min(1)).map(|_| next(256) as f64).collect();
+            let waits: Vec<f64> = (0..n).map(|_| next(30) as f64 / 100.0).collect();
+            let from = next(150) as f64 / 10.0;
+            let to = from + next(100) as f64 / 10.0;
+            let want = credit(&ends, &images, &waits, from, to, 0.1)
+                .map(|_| every_iteration(&ends, &images, &waits, from, to, 0.1));
+            let got = credit(&ends, &images, &waits, from, to, 0.1).map(|c| [c.images, c.data_wait, c.slow_steps]);
+            assert_eq!(got.map(|g| g.map(f64::to_bits)), want.map(|w| w.map(f64::to_bits)), "{ends:?} {from} {to}");
+        }
     }
 
     /// Protocol 1: the sums of each job's samples in the window are those the polars query
