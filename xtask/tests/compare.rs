@@ -177,3 +177,53 @@ fn runs_alone_faster_on_the_new_host_is_the_host_not_the_result() {
     let svg = std::fs::read_to_string(out.join("compare.svg")).unwrap();
     assert!(svg.contains("host differs (7)") && svg.contains("95 % intervals"), "{svg}");
 }
+
+/// The shipped campaign's smoke subset re-run on an H100 (`run --campaign h200 --here
+/// --smoke`): only STP is judged across GPU models, and only 7 × resnet26 under MPS
+/// differs; the directory's README gives what `compare` computes.
+#[test]
+fn the_smoke_subset_on_an_h100_differs_only_for_seven_jobs_under_mps() {
+    let tmp = tempfile::tempdir().unwrap();
+    let h100 = root().join("data/h200-h100-80gb-2026-12-07");
+    let o = compare(&root().join("data/h200"), &h100, tmp.path());
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{stdout}\n{}", String::from_utf8_lossy(&o.stderr));
+    assert!(stdout.contains("Different GPU models (NVIDIA H200 vs NVIDIA H100 80GB HBM3)"), "{stdout}");
+    assert!(
+        stdout.contains("3 agree, 0 agree but the host differs, 1 differ, 148 only in base, 0 only in new"),
+        "{stdout}"
+    );
+    assert_eq!(with_verdict(tmp.path(), "differs"), ["e33-resnet26-cifar10-x7-mps@syn"]);
+    let readme = std::fs::read_to_string(h100.join("README.md")).unwrap();
+    let csv = std::fs::read_to_string(tmp.path().join("compare.csv")).unwrap();
+    let header = fields(csv.lines().next().unwrap());
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let mut compared = 0;
+    for f in csv.lines().skip(1).map(fields).filter(|f| f[col("verdict")] != "only in base") {
+        let num = |name: &str| f[col(name)].parse::<f64>().unwrap();
+        let interval = |at: &str| {
+            format!(
+                "{:.3} [{:.3}–{:.3}]",
+                num(&format!("{at}_ratio")),
+                num(&format!("{at}_ratio_low")),
+                num(&format!("{at}_ratio_high"))
+            )
+        };
+        let verdict = match f[col("verdict")].as_str() {
+            "differs" => "**differs**".to_string(),
+            v => v.to_string(),
+        };
+        let row = format!(
+            "| {} | {} | {:+.1}% (±{:.1}%) | ×{:.3} | ×{:.3} | {verdict} |",
+            interval("base"),
+            interval("new"),
+            100.0 * num("ratio_difference"),
+            100.0 * num("ratio_tolerance"),
+            num("aggregate_factor"),
+            num("baseline_factor"),
+        );
+        assert!(readme.contains(&row), "README.md of {} should hold the row ending {row}", f[0]);
+        compared += 1;
+    }
+    assert_eq!(compared, 4);
+}
