@@ -794,6 +794,17 @@ mod tests {
         close(whole, 210.0 / 4.0);
     }
 
+    /// Random draws below `n` (xorshift from `seed`), the same on every run.
+    fn draws(seed: u64) -> impl FnMut(u64) -> u64 {
+        let mut x = seed;
+        move |n| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        }
+    }
+
     /// Skipping the iterations that end by `from` credits every value as crediting each
     /// iteration in turn does, bit for bit: random ends (in order or not, repeated, of no
     /// length), images, waits and intervals, against that loop written out here.
@@ -824,13 +835,7 @@ mod tests {
             }
             sums
         }
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut next = draws(0x9e37_79b9_7f4a_7c15);
         for _ in 0..5_000 {
             let n = next(40) as usize;
             let mut t = next(100) as f64 / 10.0;
@@ -845,9 +850,8 @@ mod tests {
             let waits: Vec<f64> = (0..n).map(|_| next(30) as f64 / 100.0).collect();
             let from = next(150) as f64 / 10.0;
             let to = from + next(100) as f64 / 10.0;
-            let want = credit(&ends, &images, &waits, from, to, 0.1)
-                .map(|_| every_iteration(&ends, &images, &waits, from, to, 0.1));
             let got = credit(&ends, &images, &waits, from, to, 0.1).map(|c| [c.images, c.data_wait, c.slow_steps]);
+            let want = got.map(|_| every_iteration(&ends, &images, &waits, from, to, 0.1));
             assert_eq!(got.map(|g| g.map(f64::to_bits)), want.map(|w| w.map(f64::to_bits)), "{ends:?} {from} {to}");
         }
     }
@@ -856,13 +860,7 @@ mod tests {
     /// gave, bit for bit, on random samples (none, some or all in the window; of no seconds).
     #[test]
     fn sample_sums_are_those_of_the_polars_query() {
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut next = draws(0x2545_f491_4f6c_dd1d);
         for case in 0..300 {
             let jobs = 1 + next(4) as usize;
             let events: Vec<Vec<Event>> = (0..jobs)
