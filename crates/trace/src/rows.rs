@@ -423,7 +423,7 @@ impl Rows {
             row: 0,
             pending_blank: None,
             numbers: vec![None; names.len()],
-            spans: Vec::with_capacity(names.len()),
+            spans: vec![(0, 0); names.len()],
             kinds: Vec::new(),
             names: names.iter().map(|n| n.to_string()).collect(),
         };
@@ -486,36 +486,50 @@ impl Rows {
     /// does not have the header's number of fields, `Err(Some(what))` for the first bad one.
     fn read_fields(&mut self, line: &str) -> Result<(), Option<String>> {
         let bytes = line.as_bytes();
-        let columns = self.names.len();
-        self.spans.clear();
+        let columns = self.kinds.len();
         let mut from = 0;
         for c in 0..columns {
-            let kind = self.kinds[c];
             // The runner's plain decimals are parsed (or their form checked) as the field is
             // found; a column whose only rule is "not below zero" needs no look at the value.
-            let quick = match kind {
-                Kind::Plain => plain_decimal_at::<true>(bytes, from),
-                Kind::Form => plain_form_at(bytes, from).map(|to| (None, to)),
-                Kind::Ruled => plain_decimal_at::<false>(bytes, from),
-                Kind::Text => None,
+            // Any other number takes the slow way, which finds the comma and holds the field to
+            // every rule.
+            let quick = match self.kinds[c] {
+                Kind::Plain => plain_decimal_at::<true>(bytes, from).map(|(v, to)| (v, to, true)),
+                Kind::Form => plain_form_at(bytes, from).map(|to| (None, to, true)),
+                Kind::Ruled => plain_decimal_at::<false>(bytes, from).map(|(v, to)| (v, to, false)),
+                // Text fields are short: a plain loop finds their end sooner than `memchr`.
+                Kind::Text => {
+                    Some((None, bytes[from..].iter().position(|b| *b == b',').map_or(bytes.len(), |n| from + n), true))
+                }
             };
             let to = match quick {
-                Some((_, to)) => to,
-                None => memchr::memchr(b',', &bytes[from..]).map_or(bytes.len(), |n| from + n),
+                Some((v, to, done)) => {
+                    if (c + 1 == columns) != (to == bytes.len()) {
+                        return Err(None);
+                    }
+                    self.numbers[c] = if done { v } else { self.checked(c, Some(v), &line[from..to])? };
+                    to
+                }
+                None => self.slow_field(c, line, from)?,
             };
-            let last = c + 1 == columns;
-            if last != (to == bytes.len()) {
-                return Err(None);
-            }
-            self.spans.push((from, to));
-            self.numbers[c] = match (kind, quick) {
-                (Kind::Text, _) | (Kind::Form, Some(_)) => None,
-                (Kind::Plain, Some((v, _))) => v,
-                _ => self.checked(c, quick.map(|(v, _)| v), &line[from..to])?,
-            };
+            self.spans[c] = (from, to);
             from = to + 1;
         }
         Ok(())
+    }
+
+    /// Numeric field `c` of `line` from `from` when the quick scan did not take it: where it
+    /// ends, its value held to its column's rules.
+    #[cold]
+    #[inline(never)]
+    fn slow_field(&mut self, c: usize, line: &str, from: usize) -> Result<usize, Option<String>> {
+        let bytes = line.as_bytes();
+        let to = memchr::memchr(b',', &bytes[from..]).map_or(bytes.len(), |n| from + n);
+        if (c + 1 == self.kinds.len()) != (to == bytes.len()) {
+            return Err(None);
+        }
+        self.numbers[c] = self.checked(c, None, &line[from..to])?;
+        Ok(to)
     }
 
     /// Numeric field `field` of column `c` held to all its column's rules, its value (`quick`
@@ -555,6 +569,7 @@ impl Rows {
     }
 
     /// The rules of column `c` for its (finite) value `v`.
+    #[inline(always)]
     fn check(&mut self, c: usize, v: f64) -> Result<(), Option<String>> {
         let name = &self.names[c];
         if v < self.least[c] {
@@ -594,6 +609,7 @@ pub(crate) fn trim(field: &str) -> &str {
 /// The field of `bytes` from `from` when it is a plain decimal ([`plain_decimal`]) or empty,
 /// read up to the comma or the end of the line that ends it: its value (`None` when empty)
 /// and where it ends. `None` when it is anything else.
+#[inline(always)]
 fn plain_decimal_at<const NOT_BELOW_ZERO: bool>(bytes: &[u8], from: usize) -> Option<(Option<f64>, usize)> {
     let rest = &bytes[from..];
     let negative = rest.first() == Some(&b'-');
@@ -610,7 +626,9 @@ fn plain_decimal_at<const NOT_BELOW_ZERO: bool>(bytes: &[u8], from: usize) -> Op
         return None;
     }
     // A whole number needs no division (by 1, which is exact).
-    let v = if frac == 0 { m as f64 } else { m as f64 / POW10[frac] };
+    // `m` is at most 2^53, so it converts as a signed integer (one instruction) exactly.
+    let m = m as i64 as f64;
+    let v = if frac == 0 { m } else { m / POW10[frac] };
     Some((Some(if negative { -v } else { v }), from + i))
 }
 
